@@ -13,4 +13,7 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
-require github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+require (
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+)

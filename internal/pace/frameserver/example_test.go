@@ -27,9 +27,6 @@ func Example() {
 			c.SetAuthenticated(true) // after a constant-time secret check
 			return frameserver.Ok(nil)
 		case wire.OpFetch:
-			if err := wire.CheckCacheKey(req.Fields[0]); err != nil {
-				return frameserver.Refuse(wire.Refusal{Code: wire.CodeMalformedFrame, Message: err.Error()})
-			}
 			return frameserver.Miss()
 		}
 		return frameserver.RefuseCode(wire.CodeUnknownOpcode)
