@@ -59,8 +59,8 @@ func (m *metrics) observer() frameserver.Observer { return observer{m} }
 
 type observer struct{ m *metrics }
 
-func (o observer) ConnAccepted()                              { o.m.conns.Inc() }
-func (o observer) ConnRejected()                              { o.m.connsRejected.Inc() }
-func (o observer) ConnClosed(r frameserver.CloseReason)       { o.m.closed.WithLabelValues(r.String()).Inc() }
-func (o observer) Refused(k frameserver.RefusalKind)          { o.m.refused(k.String()) }
-func (m *metrics) refused(kind string)                        { m.framesRefused[kind].Inc() }
+func (o observer) ConnAccepted()                        { o.m.conns.Inc() }
+func (o observer) ConnRejected()                        { o.m.connsRejected.Inc() }
+func (o observer) ConnClosed(r frameserver.CloseReason) { o.m.closed.WithLabelValues(r.String()).Inc() }
+func (o observer) Refused(k frameserver.RefusalKind)    { o.m.refused(k.String()) }
+func (m *metrics) refused(kind string)                  { m.framesRefused[kind].Inc() }
