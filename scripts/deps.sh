@@ -2,7 +2,7 @@
 # Installs what a make target needs on a fresh Debian machine with Go, and nothing already present.
 # Usage: scripts/deps.sh test|bench|demo
 set -euo pipefail
-want=(gcc g++ make git)
+want=(gcc g++ make git curl)
 case "${1:-test}" in
   test)  want+=(nix-bin postgresql iproute2 zstd) ;;
   demo)  want+=(nix-bin) ;;
