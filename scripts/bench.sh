@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Every benchmark that compares buildfleet against other tools or goals, in one run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "### pace-kv vs redis-server (FETCH/GET)"
+scripts/bench-kv.sh
+echo
+echo "### Go micro-benchmarks (codecs, envelopes, store)"
+go test -run='^$' -bench=. -benchmem -benchtime=1s \
+  ./internal/pace/wire/ ./internal/pace/store/ ./internal/gradient/wire/ 2>&1 | grep -E '^(Benchmark|ok|FAIL)'
