@@ -252,3 +252,27 @@ func appendEscapedDepPath(dst, path []byte) []byte {
 	}
 	return dst
 }
+
+// DepfileDependencies lists the dependency paths of a depfile's first rule, unescaped, in order
+// and without duplicates: what pace-cc keys, records in a manifest and checks before a replay.
+// Later (-MP phony) rules only repeat them.
+func DepfileDependencies(text []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	var rule depRule
+	for pos := 0; pos < len(text); pos = rule.end {
+		rule = scanDepRule(text, pos, rule.tokens[:0])
+		if !rule.hasColon {
+			continue
+		}
+		for _, t := range rule.tokens[rule.firstDep:] {
+			p := string(unescapeDepPath(text[t.start:t.end]))
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+		break
+	}
+	return out
+}

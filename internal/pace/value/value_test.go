@@ -145,3 +145,15 @@ func TestHasCurrentGeneration(t *testing.T) {
 		t.Fatal("HasCurrentGeneration does not tell our generation from others")
 	}
 }
+
+func TestDepfileDependencies(t *testing.T) {
+	text := "out/a.o: src/a.c /usr/include/stdio.h \\\n  inc/with\\ space.h inc/dollar$$.h src/a.c\ninc/with\\ space.h:\n"
+	got := DepfileDependencies([]byte(text))
+	want := []string{"src/a.c", "/usr/include/stdio.h", "inc/with space.h", "inc/dollar$.h"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if DepfileDependencies([]byte("# just a comment\n")) != nil {
+		t.Fatal("dependencies from a comment")
+	}
+}

@@ -1,0 +1,66 @@
+package cc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
+	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
+)
+
+func (r *run) cacheOptions() kvclient.Options {
+	o := kvclient.Options{Addr: r.cfg.Addr, ConnectTimeout: r.cfg.ConnectTimeout, Timeout: r.cfg.Timeout}
+	if r.cfg.Token != "" { // a username without a token sends nothing (spec §3.9.3)
+		o.Username, o.Password = r.cfg.User, r.cfg.Token
+	}
+	return o
+}
+
+// fetch asks the cache for key. Any failure is a miss: an unreachable, slow, refusing or
+// garbled cache never fails a build. After one failure the cache is not asked again, and
+// nothing is stored, for the rest of this invocation (spec §3.8, §3.11).
+func (r *run) fetch(ctx context.Context, key cachekey.Digest) ([]byte, bool) {
+	if r.cacheDown {
+		return nil, false
+	}
+	t0 := time.Now()
+	v, hit, err := kvclient.Fetch(ctx, r.cacheOptions(), key.Hex())
+	r.rec.CacheMS += ms(time.Since(t0))
+	if err != nil {
+		r.cacheFailed(err)
+		return nil, false
+	}
+	return v, hit
+}
+
+// store offers a value; failures are noted and otherwise ignored.
+func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
+	if r.cacheDown {
+		return
+	}
+	if r.cfg.MaxStoreBytes > 0 && uint64(len(v)) > r.cfg.MaxStoreBytes {
+		r.verbosef("not stored: %d bytes exceed PACE_MAX_STORE_BYTES", len(v))
+		return
+	}
+	t0 := time.Now()
+	args := kvclient.StoreArgs{PrefetchGroup: r.cfg.PrefetchGroup, SourceRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}
+	err := kvclient.Store(ctx, r.cacheOptions(), key.Hex(), args, v)
+	r.rec.CacheMS += ms(time.Since(t0))
+	if err != nil {
+		r.cacheFailed(err)
+	}
+}
+
+func (r *run) cacheFailed(err error) {
+	r.cacheDown = true
+	var ae *kvclient.AuthError
+	switch {
+	case errors.As(err, &ae):
+		r.verbosef("cache at %s refused PACE_TOKEN: %v", r.cfg.Addr, ae.Refusal)
+	case errors.Is(err, kvclient.ErrUnavailable):
+		r.verbosef("cache at %s not reached: %v", r.cfg.Addr, err)
+	default:
+		r.verbosef("cache at %s refused: %v", r.cfg.Addr, err)
+	}
+}
