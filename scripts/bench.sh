@@ -8,3 +8,6 @@ echo
 echo "### Go micro-benchmarks (codecs, envelopes, store)"
 go test -run='^$' -bench=. -benchmem -benchtime=1s \
   ./internal/pace/wire/ ./internal/pace/store/ ./internal/gradient/wire/ 2>&1 | grep -E '^(Benchmark|ok|FAIL)'
+echo
+echo "### gradient: 512 KiB NarPush frames through wsconn on loopback (goal >= 1 GB/s)"
+go test -run='^$' -bench=Throughput -benchmem -benchtime=2s -count=3 ./internal/gradient/wsconn/ 2>&1 | grep -E '^(Benchmark|ok|FAIL)'
