@@ -1,7 +1,8 @@
 package fleet
 
 import (
-	"encoding/base64"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
+
 	"errors"
 	"fmt"
 )
@@ -30,7 +31,7 @@ func notNeeded(format string, args ...any) error {
 
 // KeyText renders a key as operators see it: 43 characters of unpadded
 // base64url, always whole.
-func KeyText(k []byte) string { return base64.RawURLEncoding.EncodeToString(k) }
+func KeyText(k []byte) string { return edkey.Text(k) }
 
 // Validate says whether c may be applied to s. A nil result means Apply
 // would change the state; otherwise the error wraps ErrInvalidChange or

@@ -2,45 +2,21 @@ package identity
 
 import (
 	"crypto/ed25519"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// KeyTextLen is the length of a key's text: 32 bytes of unpadded base64url.
-const KeyTextLen = 43
+// KeyText and ParseKeyText are edkey's, kept here while callers move over.
+func KeyText(pub ed25519.PublicKey) string { return edkey.Text(pub) }
 
-// keyEncoding is unpadded base64url, strict: one text per key.
-var keyEncoding = base64.RawURLEncoding.Strict()
-
-// ErrKeyText refuses a key text that is not 43 characters of canonical
-// unpadded base64url.
-var ErrKeyText = errors.New("a key is written as 43 characters of unpadded base64url")
-
-// KeyText is how a public key is shown to operators and typed back
-// (--cluster-admit n2=host:port@<key>): always whole.
-func KeyText(pub ed25519.PublicKey) string { return keyEncoding.EncodeToString(pub) }
-
-// ParseKeyText reads a key text and validates the key it names.
-func ParseKeyText(text string) (ed25519.PublicKey, error) {
-	if len(text) != KeyTextLen {
-		return nil, fmt.Errorf("%w: got %d characters", ErrKeyText, len(text))
-	}
-	raw, err := keyEncoding.DecodeString(text)
-	if err != nil || len(raw) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("%w: %q does not decode", ErrKeyText, text)
-	}
-	pub := ed25519.PublicKey(raw)
-	if err := ValidatePublicKey(pub); err != nil {
-		return nil, fmt.Errorf("key %s: %w", text, err)
-	}
-	return pub, nil
-}
+// ParseKeyText reads a key text and validates the key it names (edkey.Parse).
+func ParseKeyText(text string) (ed25519.PublicKey, error) { return edkey.Parse(text) }
 
 // Key is a node's Ed25519 identity key. Its private half never leaves the
 // value: it formats and logs as its public text only.

@@ -2,7 +2,6 @@ package identity
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,8 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
@@ -36,60 +34,6 @@ func testKey(t testing.TB, b byte) *Key {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func TestKeyTextRoundTrip(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		seed := rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(rt, "seed")
-		pub := ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
-		text := KeyText(pub)
-		if len(text) != KeyTextLen || strings.ContainsAny(text, "+/=") {
-			rt.Fatalf("key text %q is not 43 chars of unpadded base64url", text)
-		}
-		got, err := ParseKeyText(text)
-		if err != nil || !got.Equal(pub) {
-			rt.Fatalf("ParseKeyText(%q) = %x, %v; want %x", text, got, err, pub)
-		}
-	})
-}
-
-func TestParseKeyTextRefusals(t *testing.T) {
-	good := testKey(t, 1).PublicText()
-	// The last character carries 4 bits, of which the low 2 must be zero:
-	// the next character of the alphabet decodes to the same key.
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	last := strings.IndexByte(alphabet, good[KeyTextLen-1])
-	if last%4 != 0 {
-		t.Fatalf("fixture: last character of %q should carry two zero bits", good)
-	}
-	nonCanonicalTail := good[:KeyTextLen-1] + string(alphabet[last+1])
-	smallOrder := KeyText(smallOrderKeys[4][:])
-	var offCurve string
-	for y := byte(2); offCurve == ""; y++ {
-		enc := make([]byte, 32)
-		enc[0] = y
-		if checkPointEncoding(enc) == ErrKeyNotOnCurve {
-			offCurve = KeyText(enc)
-		}
-	}
-	cases := map[string]struct {
-		text string
-		want error
-	}{
-		"empty":              {"", ErrKeyText},
-		"42 characters":      {good[:42], ErrKeyText},
-		"44 characters":      {good + "A", ErrKeyText},
-		"padded":             {good[:42] + "=", ErrKeyText},
-		"standard alphabet":  {"+" + good[1:], ErrKeyText},
-		"non-canonical tail": {nonCanonicalTail, ErrKeyText},
-		"small order":        {smallOrder, ErrKeySmallOrder},
-		"not on the curve":   {offCurve, ErrKeyNotOnCurve},
-	}
-	for name, c := range cases {
-		if _, err := ParseKeyText(c.text); !errors.Is(err, c.want) {
-			t.Errorf("%s (%q): got %v, want %v", name, c.text, err, c.want)
-		}
-	}
 }
 
 func TestSignaturesAreDomainSeparated(t *testing.T) {
@@ -127,7 +71,7 @@ func TestKeyNeverPrintsItsPrivateHalf(t *testing.T) {
 	k := testKey(t, 7)
 	seed := k.seed()
 	secrets := []string{
-		hex.EncodeToString(seed), fmt.Sprintf("%X", seed), keyEncoding.EncodeToString(seed),
+		hex.EncodeToString(seed), fmt.Sprintf("%X", seed), edkey.Encoding.EncodeToString(seed),
 		string(seed), fmt.Sprint([]byte(k.private)), fmt.Sprintf("%x", []byte(k.private)),
 	}
 	var logged bytes.Buffer

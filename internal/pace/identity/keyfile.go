@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,7 +25,7 @@ const (
 func encodeKeyFile(k *Key) []byte {
 	var b bytes.Buffer
 	b.WriteString(keyFileHeader + "\n")
-	b.WriteString(seedPrefix + keyEncoding.EncodeToString(k.seed()) + "\n")
+	b.WriteString(seedPrefix + edkey.Encoding.EncodeToString(k.seed()) + "\n")
 	b.WriteString(publicPrefix + k.PublicText() + "\n")
 	return b.Bytes()
 }
@@ -43,11 +44,11 @@ func decodeKeyFile(data []byte) (*Key, error) {
 	if len(lines) != 3 || !strings.HasPrefix(lines[1], seedPrefix) || !strings.HasPrefix(lines[2], publicPrefix) {
 		return nil, fmt.Errorf("it is truncated or malformed (want the lines %q, %q<key>, %q<key>)", keyFileHeader, seedPrefix, publicPrefix)
 	}
-	seed, err := keyEncoding.DecodeString(strings.TrimPrefix(lines[1], seedPrefix))
+	seed, err := edkey.Encoding.DecodeString(strings.TrimPrefix(lines[1], seedPrefix))
 	if err != nil || len(seed) != ed25519.SeedSize {
 		return nil, errors.New("its private-seed line is not 43 characters of unpadded base64url")
 	}
-	pub, err := keyEncoding.DecodeString(strings.TrimPrefix(lines[2], publicPrefix))
+	pub, err := edkey.Encoding.DecodeString(strings.TrimPrefix(lines[2], publicPrefix))
 	if err != nil || len(pub) != ed25519.PublicKeySize {
 		return nil, errors.New("its public-key line is not 43 characters of unpadded base64url")
 	}

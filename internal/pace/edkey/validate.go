@@ -1,4 +1,4 @@
-package identity
+package edkey
 
 import (
 	"crypto/ed25519"
@@ -49,11 +49,11 @@ var smallOrderKeys = [8][32]byte{
 		0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53, 0xfc, 0x85},
 }
 
-// ValidatePublicKey refuses a public key that is not 32 bytes, not the
+// Validate refuses a public key that is not 32 bytes, not the
 // canonical encoding of a point on the curve, or a small-order point. Keys
 // arriving from operators or peers pass through it before they are
 // recorded; Ed25519 verification alone accepts non-canonical encodings.
-func ValidatePublicKey(key ed25519.PublicKey) error {
+func Validate(key ed25519.PublicKey) error {
 	if len(key) != ed25519.PublicKeySize {
 		return ErrKeyLength
 	}

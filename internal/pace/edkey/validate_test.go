@@ -1,8 +1,9 @@
-package identity
+package edkey
 
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"math/big"
 	"testing"
@@ -79,7 +80,7 @@ func TestSmallOrderListIsTheTorsionGroup(t *testing.T) {
 		if !isIdentity(q) {
 			t.Fatalf("entry %d: [8]P is not the identity", i)
 		}
-		if err := ValidatePublicKey(enc[:]); !errors.Is(err, ErrKeySmallOrder) {
+		if err := Validate(enc[:]); !errors.Is(err, ErrKeySmallOrder) {
 			t.Fatalf("entry %d: ValidatePublicKey = %v, want ErrKeySmallOrder", i, err)
 		}
 	}
@@ -91,7 +92,7 @@ func TestValidatePublicKeyAcceptsGeneratedKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := ValidatePublicKey(pub); err != nil {
+		if err := Validate(pub); err != nil {
 			t.Fatalf("generated key %x refused: %v", pub, err)
 		}
 		p, ok := decodePoint(t, [32]byte(pub))
@@ -135,7 +136,7 @@ func TestValidatePublicKeyRefusals(t *testing.T) {
 		{"identity", smallOrderKeys[0][:], ErrKeySmallOrder},
 	}
 	for _, c := range cases {
-		if err := ValidatePublicKey(c.key); !errors.Is(err, c.want) {
+		if err := Validate(c.key); !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
 		}
 	}
@@ -156,4 +157,34 @@ func TestPointCheckAgreesWithDecoding(t *testing.T) {
 			rt.Fatalf("%x: decodes=%v but checkPointEncoding=%v", enc, ok, err)
 		}
 	})
+}
+
+// TestValidateVectors checks hand-written encodings of every small-order point and of the
+// non-canonical and off-curve cases, independently of the list Validate compares against.
+func TestValidateVectors(t *testing.T) {
+	cases := []struct {
+		name, hex string
+		want      error
+	}{
+		{"identity", "0100000000000000000000000000000000000000000000000000000000000000", ErrKeySmallOrder},
+		{"order 2 (y = -1)", "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", ErrKeySmallOrder},
+		{"order 4 (y = 0)", "0000000000000000000000000000000000000000000000000000000000000000", ErrKeySmallOrder},
+		{"order 4 (y = 0, x negative)", "0000000000000000000000000000000000000000000000000000000000000080", ErrKeySmallOrder},
+		{"order 8", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", ErrKeySmallOrder},
+		{"order 8 negated", "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa", ErrKeySmallOrder},
+		{"order 8 other", "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05", ErrKeySmallOrder},
+		{"identity with sign bit (-0)", "0100000000000000000000000000000000000000000000000000000000000080", ErrKeyNonCanonical},
+		{"y = p", "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", ErrKeyNonCanonical},
+		{"y = p + 1", "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f", ErrKeyNonCanonical},
+		{"y = 2 is off the curve", "0200000000000000000000000000000000000000000000000000000000000000", ErrKeyNotOnCurve},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k, _ := hex.DecodeString(tc.hex)
+			err := Validate(k)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Validate(%s) = %v, want %v", tc.hex, err, tc.want)
+			}
+		})
+	}
 }
