@@ -1,0 +1,125 @@
+package node
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/flagval"
+)
+
+// ErrUsage reports a command line the node refuses; main exits 2 with its message.
+var ErrUsage = errors.New("usage")
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+type slotsFlag struct{ n *int }
+
+func (s slotsFlag) String() string { return strconv.Itoa(*s.n) }
+func (s slotsFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 4096 {
+		return fmt.Errorf("want a whole number from 0 to 4096")
+	}
+	*s.n = n
+	return nil
+}
+
+// newFlagSet binds every flag to c.
+func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
+	fs := flag.NewFlagSet("pace-node", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.Slots, c.ReserveCores = -1, -1
+	mem := flagval.Size{Bytes: defaultCacheMemory(totalRAM), Of: totalRAM}
+	disk, inflight := flagval.Size{}, flagval.Size{}
+	drain := flagval.Duration{D: 30 * time.Second}
+	var toolchains, allow stringList
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML settings `file` (flat name: value lines); the command line wins")
+	fs.StringVar(&c.ListenNode, "listen-node", "6674", "the node port `[addr:]port` (cache, scheduler and compile verbs)")
+	fs.StringVar(&c.ListenRaft, "listen-raft", "6680", "consensus `[addr:]port`; empty runs none (only with --slots=0)")
+	fs.StringVar(&c.Advertise, "advertise", "auto", "`host:port` clients dial for compiles; auto = the address this machine routes from")
+	fs.StringVar(&c.RaftSelf, "raft-self", "auto", "`host` peers dial for consensus")
+	fs.StringVar(&c.NodeID, "node-id", "", "this node's `id` (minted on first start when empty)")
+	fs.StringVar(&c.ClusterDir, "cluster-dir", "", "state `directory` (identity, consensus log)")
+	fs.BoolVar(&c.FleetOpen, "fleet-open", false, "admit any caller to compile and scheduler verbs (never to the cache tier)")
+	fs.StringVar(&c.Upstream, "upstream", "", "the pace-kv `host:port` this node's tier reads through to")
+	fs.StringVar(&c.RequirePass, "requirepass", "", "the `secret` presented to --upstream")
+	fs.StringVar(&c.AdminListen, "admin-listen", "", "HTTP /metrics and /healthz `[addr:]port` (bare port: loopback)")
+	fs.Var(slotsFlag{&c.Slots}, "slots", "concurrent compiles (`n`); 0 = no worker; default derived from cores and memory")
+	fs.Var(&inflight, "compile-inflight-max", "the worker's in-flight byte budget (default derived)")
+	fs.StringVar(&c.NodeClass, "node-class", "workstation", "workstation (reserves 2 cores) or dedicated (reserves none)")
+	fs.Var(slotsFlag{&c.ReserveCores}, "reserve-cores", "cores held back from derived slots (`n`)")
+	fs.Var(&toolchains, "toolchain", "a `compiler` or fingerprint=compiler to serve (repeatable; pins the set)")
+	fs.BoolVar(&c.NoToolchainDiscovery, "no-toolchain-discovery", false, "serve only --toolchain entries")
+	fs.Var(&allow, "allow-compile-arg", "an exact compile `argument` to add to the allowlist (repeatable)")
+	fs.Var(&drain, "drain-timeout", "how long a stop waits for running compiles (0s: forever)")
+	fs.Var(&mem, "cache-memory", "memory tier budget (size or N% of RAM; 0 turns it off)")
+	fs.StringVar(&c.CacheDir, "cache-dir", "", "disk tier `directory`")
+	fs.Var(&disk, "cache-disk", "disk tier budget (0: grow as needed)")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&c.PrintSurfaces, "print-surfaces", false, "print every port this configuration binds, judge it, exit")
+	fs.BoolVar(&c.PrintIdentity, "print-identity", false, "mint or read this node's identity, print it, exit")
+	for _, name := range retired {
+		fs.Func(name, "retired", func(string) error { return fmt.Errorf("--%s is retired and not accepted", name) })
+	}
+	finish := func() {
+		c.CacheMemory, c.CacheDisk, c.CompileInflightMax = mem.Bytes, disk.Bytes, inflight.Bytes
+		c.DrainTimeout, c.Toolchains, c.AllowCompileArgs = drain.D, toolchains, allow
+	}
+	return fs, finish
+}
+
+// defaultCacheMemory is 25% of RAM clamped to [512 MiB, 8 GiB] (spec §3.1).
+func defaultCacheMemory(totalRAM uint64) uint64 {
+	return min(max(totalRAM/4, 512<<20), 8<<30)
+}
+
+// Load parses the --config file (when the command line names one) and then the command line,
+// which wins.
+func Load(args []string, totalRAM uint64) (Config, error) {
+	c, err := parse(args, totalRAM)
+	if err != nil || c.ConfigFile == "" {
+		return c, err
+	}
+	fileArgs, err := readSettingsFile(c.ConfigFile)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return parse(append(fileArgs, args...), totalRAM)
+}
+
+func parse(args []string, totalRAM uint64) (Config, error) {
+	var c Config
+	fs, finish := newFlagSet(&c, totalRAM)
+	if err := fs.Parse(args); err != nil {
+		return c, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+	}
+	finish()
+	c.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.set[f.Name] = true })
+	return c, nil
+}
+
+// Usage renders the flag list for --help.
+func Usage(w io.Writer) {
+	var c Config
+	fs, _ := newFlagSet(&c, 0)
+	fs.SetOutput(w)
+	fmt.Fprintln(w, "usage: pace-node [flags]")
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage != "retired" {
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  --%s %s\n      %s\n", f.Name, name, usage)
+		}
+	})
+}
