@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"crypto/ed25519"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -89,7 +90,7 @@ func TestApplyProperties(t *testing.T) {
 			}
 			for _, k := range revoked {
 				if _, held := next.MemberByKey(k); !next.Revoked(k) || held {
-					t.Fatalf("revoked key %s came back after %#v", KeyText(k), c)
+					t.Fatalf("revoked key %s came back after %#v", edkey.Text(k), c)
 				}
 			}
 			s = next

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"maps"
 	"slices"
 
@@ -121,7 +122,7 @@ func decodeRevoked(s *State, list []byte) error {
 			return fmt.Errorf("%w: snapshot: revocation %d: %v", ErrMalformed, i+1, err)
 		}
 		if s.Revoked(key) {
-			return fmt.Errorf("%w: snapshot: key %s revoked twice", ErrMalformed, KeyText(key))
+			return fmt.Errorf("%w: snapshot: key %s revoked twice", ErrMalformed, edkey.Text(key))
 		}
 		s.revoke(id, keyBytes(key))
 	}
@@ -198,7 +199,7 @@ func checkDecodedMember(s *State, m *Member) error {
 		return fmt.Errorf("raft id collides with another member")
 	}
 	if _, taken := s.byKey[keyBytes(m.Key)]; taken || s.Revoked(m.Key) {
-		return fmt.Errorf("key %s is held by another member or revoked", KeyText(m.Key))
+		return fmt.Errorf("key %s is held by another member or revoked", edkey.Text(m.Key))
 	}
 	return nil
 }

@@ -29,10 +29,6 @@ func notNeeded(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrNotNeeded}, args...)...)
 }
 
-// KeyText renders a key as operators see it: 43 characters of unpadded
-// base64url, always whole.
-func KeyText(k []byte) string { return edkey.Text(k) }
-
 // Validate says whether c may be applied to s. A nil result means Apply
 // would change the state; otherwise the error wraps ErrInvalidChange or
 // ErrNotNeeded and its text is a sentence for the operator.
@@ -95,10 +91,10 @@ func checkKey(s *State, id string, key []byte) error {
 		return fmt.Errorf("%w: key stated for %s: %w", ErrInvalidChange, id, err)
 	}
 	if s.Revoked(key) {
-		return invalid("key %s is revoked: a forgotten machine returns only with a new state directory and key", KeyText(key))
+		return invalid("key %s is revoked: a forgotten machine returns only with a new state directory and key", edkey.Text(key))
 	}
 	if holder, ok := s.byKey[keyBytes(key)]; ok && holder.ID != id {
-		return invalid("key %s is already recorded for member %s; one key is one machine", KeyText(key), holder.ID)
+		return invalid("key %s is already recorded for member %s; one key is one machine", edkey.Text(key), holder.ID)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"errors"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestValidate(t *testing.T) {
 		{"admit new learner", Admit{ID: "n5", Seat: Learner, RaftEndpoint: "10.0.0.5:6680", Key: testKey(5)}, nil, ""},
 		{"admit new voter", Admit{ID: "n5", Seat: Voter, RaftEndpoint: "10.0.0.5:6680", Key: testKey(5)}, nil, ""},
 		{"admit without key, none recorded", Admit{ID: "n5", Seat: Voter, RaftEndpoint: "10.0.0.5:6680"}, ErrInvalidChange, "no key stated for n5 and none recorded"},
-		{"admit revoked key", Admit{ID: "back", Seat: Learner, RaftEndpoint: "10.0.0.9:6680", Key: testKey(9)}, ErrInvalidChange, "key " + KeyText(testKey(9)) + " is revoked"},
+		{"admit revoked key", Admit{ID: "back", Seat: Learner, RaftEndpoint: "10.0.0.9:6680", Key: testKey(9)}, ErrInvalidChange, "key " + edkey.Text(testKey(9)) + " is revoked"},
 		{"admit revoked key under the old id", Admit{ID: "gone", Seat: Voter, RaftEndpoint: "10.0.0.9:6680", Key: testKey(9)}, ErrInvalidChange, "is revoked"},
 		{"admit small-order key", Admit{ID: "n5", Seat: Learner, RaftEndpoint: "10.0.0.5:6680", Key: small}, ErrMalformedKey, "small-order"},
 		{"admit another member's key", Admit{ID: "n5", Seat: Learner, RaftEndpoint: "10.0.0.5:6680", Key: testKey(2)}, ErrInvalidChange, "already recorded for member n2"},

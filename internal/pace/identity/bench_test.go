@@ -38,11 +38,3 @@ func BenchmarkSign(b *testing.B) {
 }
 
 // BenchmarkParseKeyText includes the curve and small-order checks.
-func BenchmarkParseKeyText(b *testing.B) {
-	text := laptopKey.PublicText()
-	for i := 0; i < b.N; i++ {
-		if _, err := ParseKeyText(text); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -12,12 +12,6 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// KeyText and ParseKeyText are edkey's, kept here while callers move over.
-func KeyText(pub ed25519.PublicKey) string { return edkey.Text(pub) }
-
-// ParseKeyText reads a key text and validates the key it names (edkey.Parse).
-func ParseKeyText(text string) (ed25519.PublicKey, error) { return edkey.Parse(text) }
-
 // Key is a node's Ed25519 identity key. Its private half never leaves the
 // value: it formats and logs as its public text only.
 type Key struct {
@@ -40,7 +34,7 @@ func NewKey(random io.Reader) (*Key, error) {
 func (k *Key) Public() ed25519.PublicKey { return k.private.Public().(ed25519.PublicKey) }
 
 // PublicText is the public half as 43-character key text.
-func (k *Key) PublicText() string { return KeyText(k.Public()) }
+func (k *Key) PublicText() string { return edkey.Text(k.Public()) }
 
 // Sign signs fieldlist[label, fields...]. label must be one of wire's
 // construction labels; any other is a programming error and panics.

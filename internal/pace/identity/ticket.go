@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"io"
 	"time"
 	"unicode/utf8"
@@ -150,7 +151,7 @@ func checkTicketSigner(p *parsedTicket, r lease.Roster) *TicketRefusal {
 	if !member {
 		if forgotten, ok := r.(lease.ForgottenKeys); ok {
 			if old, ok := forgotten.ForgottenKey(id); ok && valid(old) {
-				return &TicketRefusal{Reason: TicketRevoked, Detail: fmt.Sprintf("machine %q was forgotten and its key %s revoked", id, KeyText(old))}
+				return &TicketRefusal{Reason: TicketRevoked, Detail: fmt.Sprintf("machine %q was forgotten and its key %s revoked", id, edkey.Text(old))}
 			}
 		}
 		return &TicketRefusal{Reason: TicketUnknownMachine, Detail: fmt.Sprintf("no live member is named %q", id)}
@@ -159,7 +160,7 @@ func checkTicketSigner(p *parsedTicket, r lease.Roster) *TicketRefusal {
 		return &TicketRefusal{Reason: TicketForged, Detail: fmt.Sprintf("the signature is not member %q's", id)}
 	}
 	if r.Revoked(key) {
-		return &TicketRefusal{Reason: TicketRevoked, Detail: fmt.Sprintf("member %q signed with revoked key %s", id, KeyText(key))}
+		return &TicketRefusal{Reason: TicketRevoked, Detail: fmt.Sprintf("member %q signed with revoked key %s", id, edkey.Text(key))}
 	}
 	return nil
 }
