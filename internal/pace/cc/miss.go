@@ -20,7 +20,13 @@ func (r *run) miss(ctx context.Context, key cachekey.Digest, pp probed) int {
 		r.rec.Outcome = ccstats.Unavailable
 	}
 	r.verbosef("MISS %s %s", shortKey(key), r.comp.Source)
-	c := r.runCaptured(r.args)
+	c, remote := captured{}, false
+	if r.cfg.Scheduler != "" {
+		c, remote = r.dispatch(ctx, key, pp)
+	}
+	if !remote {
+		c = r.runCaptured(r.args)
+	}
 	if c.status != 0 {
 		r.rec.Outcome = ccstats.Failed
 		return c.status

@@ -9,15 +9,17 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 )
 
-// probed is what the key probe learned: the preprocessed text with line markers, and every
-// file the translation unit read (the source first, system headers included).
+// probed is what the key probe learned: the preprocessed text with line markers, the files
+// the translation unit read (the source first), and the depfile the compile itself would
+// write (a dispatched compile's worker saw no headers, so this is the one the client writes).
 type probed struct {
-	text []byte
-	deps []string
+	text    []byte
+	deps    []string
+	depfile []byte
 }
 
 // probe runs the preprocessor once: the text goes to stdout, the dependencies to a scratch
-// depfile (spec §3.5, with line markers kept).
+// depfile written with the compile's own dependency options (spec §3.5, line markers kept).
 func (r *run) probe(ctx context.Context) (probed, error) {
 	dir, err := os.MkdirTemp("", "pace-cc-")
 	if err != nil {
@@ -25,7 +27,7 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 	}
 	defer os.RemoveAll(dir)
 	depfile := filepath.Join(dir, "probe.d")
-	text, _, err := r.runQuiet(ctx, r.comp.KeyProbeArgs(depfile))
+	text, _, err := r.runQuiet(ctx, r.comp.DepProbeArgs(depfile))
 	if err != nil {
 		return probed{}, fmt.Errorf("preprocessing %s: %w", r.comp.Source, err)
 	}
@@ -33,5 +35,5 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 	if err != nil {
 		return probed{}, fmt.Errorf("probe depfile: %w", err)
 	}
-	return probed{text: text, deps: value.DepfileDependencies(dep)}, nil
+	return probed{text: text, deps: value.DepfileDependencies(dep), depfile: dep}, nil
 }

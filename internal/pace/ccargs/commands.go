@@ -36,6 +36,40 @@ func (c *Compile) KeyProbeArgs(scratchDepfile string) []string {
 	return append(c.withoutProbeDropped(), "-E", "-MD", "-MF", scratchDepfile)
 }
 
+// DepProbeArgs is the key probe that also writes, to scratchDepfile, the depfile the compile
+// itself would write: the command's own dependency options (-MD/-MMD, -MT/-MQ, -MP) are kept,
+// -MF is pointed at the scratch file, and where the compile's target would come from -o (which
+// the probe drops) an explicit -MQ names it as gcc would. A compile without dependency options
+// gets -MD, as in KeyProbeArgs. pace-cc uses it so a dispatched compile, whose worker saw no
+// headers, still writes exactly the local depfile.
+func (c *Compile) DepProbeArgs(scratchDepfile string) []string {
+	if c.Deps.Mode == DepNone {
+		return c.KeyProbeArgs(scratchDepfile)
+	}
+	out := make([]string, 0, len(c.Args)+8)
+	for _, t := range c.tokens {
+		switch {
+		case t.kind == tokOption && t.opt.role == roleDepFile:
+		case t.kind == tokOption && isDepRole(t.opt.role):
+			out = append(out, t.verbatim(c.Args)...)
+		case !probeDropped(t):
+			out = append(out, t.verbatim(c.Args)...)
+		}
+	}
+	if c.Deps.TargetsImplicit {
+		out = append(out, "-MQ", c.Output)
+	}
+	return append(out, "-E", "-MF", scratchDepfile)
+}
+
+func isDepRole(r role) bool {
+	switch r {
+	case roleDepMD, roleDepMMD, roleDepTarget, roleDepQuoted, roleDepPhony:
+		return true
+	}
+	return false
+}
+
 // DispatchPreprocessArgs is the dispatch preprocess (§3.9.1): the command preprocessed to
 // stdout with line markers, no dependency probe. Its stdout is what a worker compiles.
 func (c *Compile) DispatchPreprocessArgs() []string {

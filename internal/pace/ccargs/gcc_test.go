@@ -186,3 +186,36 @@ func compileLikeAWorker(t *testing.T, c *Compile, text []byte) []byte {
 	}
 	return obj
 }
+
+// The dependency probe writes, byte for byte, the depfile the compile itself writes.
+func TestDepProbeWritesTheCompilesOwnDepfile(t *testing.T) {
+	t.Parallel()
+	requireGcc(t)
+	for _, line := range []string{
+		"-c a.c -o out.o -MD", "-c a.c -o dir.x/noext -MMD", "-c a.c -o z.obj.o -MMD -MP",
+		"-c sub/k.x.c -MMD -I.", "-c a.c -o a$b.o -MMD", "-c a.c -o o.o -MMD -MT x$y -MQ p$q",
+		"-c a.c -o a.o -MD -MF deps/a.d -MT custom", "-c a.c -o a.o -MD -MMD -MF d1 -MF d2", "-c a.c -o a.o",
+	} {
+		dir := writeTree(t)
+		os.MkdirAll(filepath.Join(dir, "dir.x"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "deps"), 0o755)
+		c, err := Classify(Invocation{Compiler: "gcc", Args: argv(line), Cwd: dir, ImplicitOutput: true})
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		scratch := filepath.Join(t.TempDir(), "probe.d")
+		runGcc(t, dir, c.DepProbeArgs(scratch))
+		probe, err := os.ReadFile(scratch)
+		if err != nil {
+			t.Fatalf("%s: probe wrote no depfile: %v", line, err)
+		}
+		if c.Deps.Mode == DepNone {
+			continue // the probe still lists dependencies; the compile writes no depfile
+		}
+		runGcc(t, dir, argv(line))
+		real, err := os.ReadFile(filepath.Join(dir, c.Deps.File))
+		if err != nil || !bytes.Equal(probe, real) {
+			t.Errorf("%s: probe depfile\n%q\ncompile depfile\n%q (%v)", line, probe, real, err)
+		}
+	}
+}
