@@ -15,6 +15,10 @@
 // ErrMalformed) so that `…_field_too_long_total` counts apart from
 // `…_malformed_total`.
 //
+// CompileRequest.Correlation is the one computation of the reply
+// correlation digest, shared by the worker that signs it and pace-cc that
+// checks it.
+//
 // The package is pure and light: pace-cc imports it, so it depends on the
-// wire package and the standard library only.
+// wire and cachekey packages and the standard library only.
 package verbs
