@@ -26,6 +26,12 @@ var clientCodecs = wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4)
 // this request's or is not signed by the granted worker, or a non-zero exit (whose diagnostics
 // a local compile reproduces with the right paths). The lease is released on every path.
 func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (captured, bool) {
+	if r.comp.Debug.Level > 0 && !hasArg(r.args, "-gno-column-info") {
+		// DWARF records source columns, and macro expansion in the preprocessed text moves
+		// them: a remote object would differ from a local one (measured). Debug builds that
+		// want dispatch pass -gno-column-info.
+		return r.noDispatch("not dispatchable: debug information records columns that preprocessing moves")
+	}
 	args, err := r.comp.RemoteCompileArgs(r.id.Target)
 	if err != nil {
 		return r.noDispatch("not dispatchable: %v", err)
@@ -82,6 +88,15 @@ func (r *run) release(ctx context.Context, scheduler, token string, key cachekey
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	_, _, _ = r.exchange(ctx, scheduler, wire.OpRelease, verbs.ReleaseRequest{Token: token, Key: key.Hex()}.Append(nil))
+}
+
+func hasArg(args []string, want string) bool {
+	for _, a := range args {
+		if a == want {
+			return true
+		}
+	}
+	return false
 }
 
 func label(id toolchain.Identity) string {
@@ -156,6 +171,11 @@ func (r *run) maxObject() uint32 {
 func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed) (captured, bool) {
 	if reply.ExitCode != 0 {
 		return r.noDispatch("worker %s: the compiler exited %d", g.Endpoint, reply.ExitCode)
+	}
+	if len(reply.Stderr) > 0 {
+		// A compile of preprocessed text words its diagnostics differently (columns, macro
+		// expansion notes); the local compile prints, and caches, the exact ones.
+		return r.noDispatch("worker %s: the compile printed diagnostics", g.Endpoint)
 	}
 	obj, err := wire.Open(reply.Object, r.maxObject(), wire.SupportedCodecs)
 	if err == nil {

@@ -1,6 +1,10 @@
 package nodeproof
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/buildfleet/buildfleet/internal/pace/counter"
+)
 
 // Counters are the node-proof counters of spec pace-node-and-kv.md §10.6
 // ("Identity/admission"), as plain atomics the node exports under the
@@ -18,24 +22,20 @@ type Counters struct {
 	SealedFramesRefused        atomic.Uint64
 }
 
-// Metric names one counter for export.
-type Metric struct {
-	Name  string
-	Help  string
-	Value *atomic.Uint64
-}
+// Metric is one counter as the node registers it.
+type Metric = counter.Metric
 
 // Metrics lists every counter with its exact Prometheus name.
 func (c *Counters) Metrics() []Metric {
 	return []Metric{
-		{"pace_node_proofs_accepted_total", "Node proofs accepted: a live roster key proven on a connection.", &c.ProofsAccepted},
-		{"pace_node_proofs_rejected_total", "Node proofs whose signature failed, or asked on a connection already proven.", &c.ProofsRejected},
-		{"pace_node_proofs_unchallenged_total", "PROVE-NODEs with no outstanding challenge on their connection.", &c.ProofsUnchallenged},
-		{"pace_node_proofs_malformed_total", "NODE-CHALLENGE and PROVE-NODE bodies refused as malformed.", &c.ProofsMalformed},
-		{"pace_node_proofs_refused_unknown_key_total", "Verified proofs of a key the roster does not record for that node id.", &c.RefusedUnknownKey},
-		{"pace_node_proofs_refused_revoked_key_total", "Verified proofs of a key the cluster revoked.", &c.RefusedRevokedKey},
-		{"pace_node_proofs_refused_roster_not_yet_applied_total", "Verified proofs refused because this node has not applied its roster yet.", &c.RefusedRosterNotYetApplied},
-		{"pace_node_sealed_frames_refused_total", "Sealed frames whose tag failed; the connection was closed unanswered.", &c.SealedFramesRefused},
+		{Name: "pace_node_proofs_accepted_total", Help: "Node proofs accepted: a live roster key proven on a connection.", Value: &c.ProofsAccepted},
+		{Name: "pace_node_proofs_rejected_total", Help: "Node proofs whose signature failed, or asked on a connection already proven.", Value: &c.ProofsRejected},
+		{Name: "pace_node_proofs_unchallenged_total", Help: "PROVE-NODEs with no outstanding challenge on their connection.", Value: &c.ProofsUnchallenged},
+		{Name: "pace_node_proofs_malformed_total", Help: "NODE-CHALLENGE and PROVE-NODE bodies refused as malformed.", Value: &c.ProofsMalformed},
+		{Name: "pace_node_proofs_refused_unknown_key_total", Help: "Verified proofs of a key the roster does not record for that node id.", Value: &c.RefusedUnknownKey},
+		{Name: "pace_node_proofs_refused_revoked_key_total", Help: "Verified proofs of a key the cluster revoked.", Value: &c.RefusedRevokedKey},
+		{Name: "pace_node_proofs_refused_roster_not_yet_applied_total", Help: "Verified proofs refused because this node has not applied its roster yet.", Value: &c.RefusedRosterNotYetApplied},
+		{Name: "pace_node_sealed_frames_refused_total", Help: "Sealed frames whose tag failed; the connection was closed unanswered.", Value: &c.SealedFramesRefused},
 	}
 }
 

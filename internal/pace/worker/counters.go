@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"github.com/buildfleet/buildfleet/internal/pace/counter"
 	"sync/atomic"
 
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
@@ -94,54 +95,50 @@ func (c *Counters) Lease(r lease.Reason) uint64 {
 	return c.lease[r].Load()
 }
 
-// Metric names one counter for export.
-type Metric struct {
-	Name  string
-	Help  string
-	Value *atomic.Uint64
-}
+// Metric is one counter as the node registers it.
+type Metric = counter.Metric
 
 // Metrics lists every counter with its exact Prometheus name.
 func (c *Counters) Metrics() []Metric {
 	m := []Metric{
-		{"pace_worker_jobs_started_total", "Compiles whose compiler was started.", &c.JobsStarted},
-		{"pace_worker_jobs_completed_total", "Compiles whose compiler ended, whatever its exit code or whether the client was still there.", &c.JobsCompleted},
-		{"pace_worker_compile_milliseconds_total", "Wall-clock milliseconds spent running compilers.", &c.CompileMilliseconds},
-		{"pace_worker_jobs_abandoned_client_gone_total", "Compiles whose client went away before the reply was written.", &c.JobsAbandonedClientGone},
-		{"pace_worker_bytes_received_total", "COMPILE payload bytes received.", &c.BytesReceived},
-		{"pace_worker_bytes_returned_total", "COMPILE reply payload bytes returned.", &c.BytesReturned},
-		{"pace_worker_jobs_refused_unknown_fingerprint_total", "COMPILEs refused fingerprint-mismatch: a toolchain this worker does not serve.", &c.RefusedUnknownFingerprint},
-		{"pace_worker_jobs_refused_rejected_argument_total", "COMPILEs refused worker-rejected-argument: an argument not on the allowlist.", &c.RefusedRejectedArgument},
-		{"pace_worker_jobs_refused_scratch_unavailable_total", "COMPILEs refused worker-scratch-unavailable.", &c.RefusedScratchUnavailable},
-		{"pace_worker_jobs_refused_spawn_failed_total", "COMPILEs refused worker-spawn-failed: the compiler could not be started.", &c.RefusedSpawnFailed},
-		{"pace_worker_jobs_refused_compiler_unclassified_total", "COMPILEs refused worker-compiler-unclassified: the toolchain's driver family is unknown.", &c.RefusedCompilerUnclassified},
-		{"pace_worker_jobs_refused_survey_in_flight_total", "COMPILEs refused worker-toolchain-survey-in-flight.", &c.RefusedSurveyInFlight},
-		{"pace_worker_jobs_refused_no_slot_total", "COMPILEs refused no-capacity: every slot busy.", &c.RefusedNoSlot},
-		{"pace_worker_jobs_refused_not_a_member_total", "COMPILEs refused not-a-member by the node's admission.", &c.RefusedNotAMember},
-		{"pace_worker_jobs_refused_endpoint_busy_total", "COMPILEs refused endpoint-busy: the in-flight byte budget is full.", &c.RefusedEndpointBusy},
-		{"pace_worker_jobs_refused_stopping_total", "COMPILEs refused because the worker is stopping.", &c.RefusedStopping},
-		{"pace_worker_jobs_refused_cordoned_total", "COMPILEs refused no-capacity because the worker is cordoned.", &c.RefusedCordoned},
-		{"pace_worker_jobs_refused_deadline_exceeded_total", "Compiles killed at the worker's compile deadline and answered request-deadline-exceeded.", &c.RefusedDeadlineExceeded},
-		{"pace_worker_cordons_refused_not_local_total", "Cordon requests refused because they came from another machine.", &c.CordonsRefusedNotLocal},
-		{"pace_worker_jobs_refused_envelope_malformed_total", "COMPILEs refused malformed-frame: the source envelope did not parse.", &c.EnvelopeMalformed},
-		{"pace_worker_jobs_refused_envelope_unsupported_codec_total", "COMPILEs refused unsupported-codec.", &c.EnvelopeUnsupportedCodec},
-		{"pace_worker_jobs_refused_envelope_declared_too_large_total", "COMPILEs refused payload-too-large: the envelope declared an expansion past the request ceiling.", &c.EnvelopeDeclaredTooLarge},
-		{"pace_worker_jobs_refused_envelope_corrupt_total", "COMPILEs refused malformed-frame: the envelope's bytes did not expand to the declared size.", &c.EnvelopeCorrupt},
+		{Name: "pace_worker_jobs_started_total", Help: "Compiles whose compiler was started.", Value: &c.JobsStarted},
+		{Name: "pace_worker_jobs_completed_total", Help: "Compiles whose compiler ended, whatever its exit code or whether the client was still there.", Value: &c.JobsCompleted},
+		{Name: "pace_worker_compile_milliseconds_total", Help: "Wall-clock milliseconds spent running compilers.", Value: &c.CompileMilliseconds},
+		{Name: "pace_worker_jobs_abandoned_client_gone_total", Help: "Compiles whose client went away before the reply was written.", Value: &c.JobsAbandonedClientGone},
+		{Name: "pace_worker_bytes_received_total", Help: "COMPILE payload bytes received.", Value: &c.BytesReceived},
+		{Name: "pace_worker_bytes_returned_total", Help: "COMPILE reply payload bytes returned.", Value: &c.BytesReturned},
+		{Name: "pace_worker_jobs_refused_unknown_fingerprint_total", Help: "COMPILEs refused fingerprint-mismatch: a toolchain this worker does not serve.", Value: &c.RefusedUnknownFingerprint},
+		{Name: "pace_worker_jobs_refused_rejected_argument_total", Help: "COMPILEs refused worker-rejected-argument: an argument not on the allowlist.", Value: &c.RefusedRejectedArgument},
+		{Name: "pace_worker_jobs_refused_scratch_unavailable_total", Help: "COMPILEs refused worker-scratch-unavailable.", Value: &c.RefusedScratchUnavailable},
+		{Name: "pace_worker_jobs_refused_spawn_failed_total", Help: "COMPILEs refused worker-spawn-failed: the compiler could not be started.", Value: &c.RefusedSpawnFailed},
+		{Name: "pace_worker_jobs_refused_compiler_unclassified_total", Help: "COMPILEs refused worker-compiler-unclassified: the toolchain's driver family is unknown.", Value: &c.RefusedCompilerUnclassified},
+		{Name: "pace_worker_jobs_refused_survey_in_flight_total", Help: "COMPILEs refused worker-toolchain-survey-in-flight.", Value: &c.RefusedSurveyInFlight},
+		{Name: "pace_worker_jobs_refused_no_slot_total", Help: "COMPILEs refused no-capacity: every slot busy.", Value: &c.RefusedNoSlot},
+		{Name: "pace_worker_jobs_refused_not_a_member_total", Help: "COMPILEs refused not-a-member by the node's admission.", Value: &c.RefusedNotAMember},
+		{Name: "pace_worker_jobs_refused_endpoint_busy_total", Help: "COMPILEs refused endpoint-busy: the in-flight byte budget is full.", Value: &c.RefusedEndpointBusy},
+		{Name: "pace_worker_jobs_refused_stopping_total", Help: "COMPILEs refused because the worker is stopping.", Value: &c.RefusedStopping},
+		{Name: "pace_worker_jobs_refused_cordoned_total", Help: "COMPILEs refused no-capacity because the worker is cordoned.", Value: &c.RefusedCordoned},
+		{Name: "pace_worker_jobs_refused_deadline_exceeded_total", Help: "Compiles killed at the worker's compile deadline and answered request-deadline-exceeded.", Value: &c.RefusedDeadlineExceeded},
+		{Name: "pace_worker_cordons_refused_not_local_total", Help: "Cordon requests refused because they came from another machine.", Value: &c.CordonsRefusedNotLocal},
+		{Name: "pace_worker_jobs_refused_envelope_malformed_total", Help: "COMPILEs refused malformed-frame: the source envelope did not parse.", Value: &c.EnvelopeMalformed},
+		{Name: "pace_worker_jobs_refused_envelope_unsupported_codec_total", Help: "COMPILEs refused unsupported-codec.", Value: &c.EnvelopeUnsupportedCodec},
+		{Name: "pace_worker_jobs_refused_envelope_declared_too_large_total", Help: "COMPILEs refused payload-too-large: the envelope declared an expansion past the request ceiling.", Value: &c.EnvelopeDeclaredTooLarge},
+		{Name: "pace_worker_jobs_refused_envelope_corrupt_total", Help: "COMPILEs refused malformed-frame: the envelope's bytes did not expand to the declared size.", Value: &c.EnvelopeCorrupt},
 	}
 	for _, r := range lease.Reasons() {
 		if r != lease.ReasonUnknownFingerprint && int(r) < len(c.lease) {
-			m = append(m, Metric{r.Counter(), leaseReasonHelp[r], &c.lease[r]})
+			m = append(m, Metric{Name: r.Counter(), Help: leaseReasonHelp[r], Value: &c.lease[r]})
 		}
 	}
 	return append(m,
-		Metric{"pace_worker_scheduler_term_regressions_total", "Heartbeat replies from a scheduler at an older Raft term than one already heard.", &c.SchedulerTermRegressions},
-		Metric{"pace_worker_scratch_roots_reclaimed_total", "Scratch roots left by a process that is gone, emptied at start.", &c.ScratchRootsReclaimed},
-		Metric{"pace_worker_frames_refused_unsupported_version_total", "Compile-port frames refused unsupported-version.", &c.FramesRefusedUnsupportedVersion},
-		Metric{"pace_worker_frames_refused_truncated_total", "Compile-port frames that ended mid-frame.", &c.FramesRefusedTruncated},
-		Metric{"pace_worker_frames_refused_unknown_opcode_total", "Compile-port frames refused unknown-opcode.", &c.FramesRefusedUnknownOpcode},
-		Metric{"pace_worker_frames_refused_unimplemented_verb_total", "Compile-port frames naming a verb this node does not implement.", &c.FramesRefusedUnimplementedVerb},
-		Metric{"pace_worker_frames_refused_not_permitted_total", "Compile-port frames refused dispatch-not-permitted.", &c.FramesRefusedNotPermitted},
-		Metric{"pace_worker_frames_refused_malformed_payload_total", "COMPILE frames refused malformed-frame: the fields did not decode.", &c.FramesRefusedMalformedPayload},
-		Metric{"pace_worker_frames_refused_payload_too_large_total", "COMPILE frames refused payload-too-large from the frame length.", &c.FramesRefusedPayloadTooLarge},
+		Metric{Name: "pace_worker_scheduler_term_regressions_total", Help: "Heartbeat replies from a scheduler at an older Raft term than one already heard.", Value: &c.SchedulerTermRegressions},
+		Metric{Name: "pace_worker_scratch_roots_reclaimed_total", Help: "Scratch roots left by a process that is gone, emptied at start.", Value: &c.ScratchRootsReclaimed},
+		Metric{Name: "pace_worker_frames_refused_unsupported_version_total", Help: "Compile-port frames refused unsupported-version.", Value: &c.FramesRefusedUnsupportedVersion},
+		Metric{Name: "pace_worker_frames_refused_truncated_total", Help: "Compile-port frames that ended mid-frame.", Value: &c.FramesRefusedTruncated},
+		Metric{Name: "pace_worker_frames_refused_unknown_opcode_total", Help: "Compile-port frames refused unknown-opcode.", Value: &c.FramesRefusedUnknownOpcode},
+		Metric{Name: "pace_worker_frames_refused_unimplemented_verb_total", Help: "Compile-port frames naming a verb this node does not implement.", Value: &c.FramesRefusedUnimplementedVerb},
+		Metric{Name: "pace_worker_frames_refused_not_permitted_total", Help: "Compile-port frames refused dispatch-not-permitted.", Value: &c.FramesRefusedNotPermitted},
+		Metric{Name: "pace_worker_frames_refused_malformed_payload_total", Help: "COMPILE frames refused malformed-frame: the fields did not decode.", Value: &c.FramesRefusedMalformedPayload},
+		Metric{Name: "pace_worker_frames_refused_payload_too_large_total", Help: "COMPILE frames refused payload-too-large from the frame length.", Value: &c.FramesRefusedPayloadTooLarge},
 	)
 }
