@@ -2,12 +2,11 @@ package kv
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
+	"github.com/buildfleet/buildfleet/internal/pace/cacheverbs"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/store"
-	"github.com/buildfleet/buildfleet/internal/pace/value"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
@@ -50,18 +49,28 @@ func (h *handler) Serve(_ context.Context, c *frameserver.Conn, req *frameserver
 	return frameserver.RefuseCode(wire.CodeUnknownOpcode)
 }
 
-func (h *handler) malformed(err error) frameserver.Reply {
-	h.m.refused("malformed_payload")
-	return frameserver.Refuse(wire.Refusal{Code: wire.CodeMalformedFrame, Message: err.Error()})
+// refuse answers a cache verb's failure, counting a refused request under its kind. A storage
+// failure is counted by the verb that met it (a failed STORE is pace_cache_stores_failed_total).
+func (h *handler) refuse(err error) frameserver.Reply {
+	switch cacheverbs.Classify(err) {
+	case cacheverbs.FailureMalformedFrame:
+		h.m.refused("malformed_payload")
+	case cacheverbs.FailureNotAValue:
+		h.m.storesNotValue.Inc()
+	case cacheverbs.FailureForeignGeneration:
+		h.m.storesForeign.Inc()
+	case cacheverbs.FailureStorageWrite:
+		h.log.Warn("storage write failed", "err", err)
+	}
+	return frameserver.Refuse(cacheverbs.Refusal(err))
 }
 
 func (h *handler) fetch(key []byte) frameserver.Reply {
-	if err := store.CheckKey(key); err != nil {
-		return h.malformed(err)
-	}
-	v, err := h.st.Get(key)
-	// A foreign generation is a miss: an older build's value is simply not one we can serve.
-	if err != nil || !value.HasCurrentGeneration(v) {
+	v, hit, err := cacheverbs.Fetch(h.st, key)
+	switch {
+	case err != nil:
+		return h.refuse(err)
+	case !hit:
 		h.m.misses.Inc()
 		return frameserver.Miss()
 	}
@@ -70,38 +79,23 @@ func (h *handler) fetch(key []byte) frameserver.Reply {
 }
 
 func (h *handler) store(req *frameserver.Request) frameserver.Reply {
-	f := req.Keep() // the value stays referenced by the memory tier
-	key := f[0]
-	if err := store.CheckKey(key); err != nil {
-		return h.malformed(err)
+	r, err := cacheverbs.ParseStore(req.Keep()) // the value stays referenced by the memory tier
+	if err != nil {
+		return h.refuse(err)
 	}
-	canonical, err := value.CanonicalizeEncoded(f[4], value.Roots{SrcRoot: string(f[2]), BuildTree: string(f[3])})
-	switch {
-	case errors.Is(err, value.ErrForeignGeneration):
-		h.m.storesForeign.Inc()
-		return frameserver.Refuse(wire.Refusal{Code: wire.CodeForeignValueGeneration, Message: err.Error()})
-	case err != nil:
-		h.m.storesNotValue.Inc()
-		return frameserver.Refuse(wire.Refusal{Code: wire.CodeMalformedValue, Message: err.Error()})
-	}
-	if err := h.st.Put(key, canonical); err != nil {
+	if err := cacheverbs.Put(h.st, r); err != nil {
 		h.m.storesFailed.Inc()
-		h.log.Warn("store failed", "err", err)
-		return frameserver.RefuseCode(wire.CodeStorageWriteFailed)
+		return h.refuse(err)
 	}
 	return frameserver.Ok(nil)
 }
 
 func (h *handler) drop(key []byte) frameserver.Reply {
-	if err := store.CheckKey(key); err != nil {
-		return h.malformed(err)
-	}
-	present, err := h.st.Delete(key)
-	if err != nil {
-		h.log.Warn("cache drop failed", "err", err)
-		return frameserver.RefuseCode(wire.CodeStorageWriteFailed)
-	}
-	if !present {
+	present, err := cacheverbs.Drop(h.st, key)
+	switch {
+	case err != nil:
+		return h.refuse(err)
+	case !present:
 		return frameserver.Miss()
 	}
 	return frameserver.Ok(nil)
