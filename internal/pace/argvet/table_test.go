@@ -6,14 +6,14 @@ import (
 )
 
 var gnuGroups = map[string][]row{
-	"optimisation": gnuOptimisation, "language": gnuLanguage, "defines": gnuDefines,
-	"warnings": gnuWarnings, "machine": gnuMachine, "debug": gnuDebug, "f bare": gnuFBare,
-	"f valued": gnuFValued, "param": gnuParam, "misc": gnuMisc,
+	"optimisation": gnuOptimisation(), "language": gnuLanguage(), "defines": gnuDefines(),
+	"warnings": gnuWarnings(), "machine": gnuMachine(), "debug": gnuDebug(), "f bare": gnuFBare(),
+	"f valued": gnuFValued(), "param": gnuParam(), "misc": gnuMisc(),
 }
 
 var msvcGroups = map[string][]row{
-	"optimisation": msvcOptimisation, "language": msvcLanguage, "defines": msvcDefines,
-	"warnings": msvcWarnings, "machine": msvcMachine, "codegen": msvcCodegen, "misc": msvcMisc,
+	"optimisation": msvcOptimisation(), "language": msvcLanguage(), "defines": msvcDefines(),
+	"warnings": msvcWarnings(), "machine": msvcMachine(), "codegen": msvcCodegen(), "misc": msvcMisc(),
 }
 
 // Every -f row names one whole option (§3.10, mission step 6): bare, or valued with the

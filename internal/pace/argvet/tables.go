@@ -6,13 +6,13 @@ import "sync"
 // must not pay for indexing rows it never consults.
 var (
 	gnuAllow = sync.OnceValue(func() *allowTable {
-		t := newAllowTable(gnuOptimisation, gnuLanguage, gnuDefines, gnuWarnings, gnuMachine,
-			gnuDebug, gnuFBare, gnuFValued, gnuParam, gnuMisc)
+		t := newAllowTable(gnuOptimisation(), gnuLanguage(), gnuDefines(), gnuWarnings(), gnuMachine(),
+			gnuDebug(), gnuFBare(), gnuFValued(), gnuParam(), gnuMisc())
 		return &t
 	})
 	msvcAllow = sync.OnceValue(func() *allowTable {
-		t := newAllowTable(msvcOptimisation, msvcLanguage, msvcDefines, msvcWarnings, msvcMachine,
-			msvcCodegen, msvcMisc)
+		t := newAllowTable(msvcOptimisation(), msvcLanguage(), msvcDefines(), msvcWarnings(), msvcMachine(),
+			msvcCodegen(), msvcMisc())
 		return &t
 	})
 )

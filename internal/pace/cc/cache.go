@@ -17,6 +17,26 @@ func (r *run) cacheOptions() kvclient.Options {
 	return o
 }
 
+// conn is this invocation's one connection to the cache, dialled on first use: a direct hit
+// asks twice (manifest, object) and a second dial would cost as much as the exchange.
+func (r *run) conn(ctx context.Context) (*kvclient.Conn, error) {
+	if r.cache != nil {
+		return r.cache, nil
+	}
+	c, err := kvclient.Dial(ctx, r.cacheOptions())
+	if err == nil {
+		r.cache = c
+	}
+	return c, err
+}
+
+// closeCache ends the invocation's cache connection.
+func (r *run) closeCache() {
+	if r.cache != nil {
+		r.cache.Close()
+	}
+}
+
 // fetch asks the cache for key. Any failure is a miss: an unreachable, slow, refusing or
 // garbled cache never fails a build. After one failure the cache is not asked again, and
 // nothing is stored, for the rest of this invocation (spec §3.8, §3.11).
@@ -25,8 +45,13 @@ func (r *run) fetch(ctx context.Context, key cachekey.Digest) ([]byte, bool) {
 		return nil, false
 	}
 	t0 := time.Now()
-	v, hit, err := kvclient.Fetch(ctx, r.cacheOptions(), key.Hex())
-	r.rec.CacheMS += ms(time.Since(t0))
+	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
+	c, err := r.conn(ctx)
+	if err != nil {
+		r.cacheFailed(err)
+		return nil, false
+	}
+	v, hit, err := c.FetchAppend(ctx, nil, key.Hex())
 	if err != nil {
 		r.cacheFailed(err)
 		return nil, false
@@ -44,9 +69,12 @@ func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
 		return
 	}
 	t0 := time.Now()
+	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
 	args := kvclient.StoreArgs{PrefetchGroup: r.cfg.PrefetchGroup, SourceRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}
-	err := kvclient.Store(ctx, r.cacheOptions(), key.Hex(), args, v)
-	r.rec.CacheMS += ms(time.Since(t0))
+	c, err := r.conn(ctx)
+	if err == nil {
+		err = c.Store(ctx, key.Hex(), args, v)
+	}
 	if err != nil {
 		r.cacheFailed(err)
 	}
@@ -54,6 +82,8 @@ func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
 
 func (r *run) cacheFailed(err error) {
 	r.cacheDown = true
+	r.closeCache()
+	r.cache = nil
 	var ae *kvclient.AuthError
 	switch {
 	case errors.As(err, &ae):

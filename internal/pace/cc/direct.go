@@ -3,7 +3,6 @@ package cc
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
@@ -14,7 +13,15 @@ import (
 // under the manifest key still matches every file it lists (spec §3.6). Anything short of
 // that, silently, falls through to the preprocessed path.
 func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
-	b, hit := r.fetch(ctx, r.manifestKey())
+	mkey := r.manifestKey()
+	if local, ok := r.readLocalManifest(mkey); ok {
+		if key, ok := r.validManifest(local); ok {
+			if done, status := r.tryHit(ctx, key, "direct"); done {
+				return true, status
+			}
+		}
+	}
+	b, hit := r.fetch(ctx, mkey)
 	if !hit {
 		return false, 0
 	}
@@ -22,29 +29,38 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 	if err != nil {
 		return false, 0
 	}
-	m, err := value.DecodeManifest(v.Object)
-	if err != nil || string(m.ToolchainStamp) != r.id.String() || len(m.ObjectKey) != cachekey.Size {
+	key, ok := r.validManifest(v.Object)
+	if !ok {
 		return false, 0
+	}
+	r.keepLocalManifest(mkey, v.Object)
+	return r.tryHit(ctx, key, "direct")
+}
+
+// validManifest decodes a manifest and checks every file it lists; it returns the object key
+// the manifest points at when all of them still hold.
+func (r *run) validManifest(b []byte) (cachekey.Digest, bool) {
+	var key cachekey.Digest
+	m, err := value.DecodeManifest(b)
+	if err != nil || string(m.ToolchainStamp) != r.id.String() || len(m.ObjectKey) != cachekey.Size {
+		return key, false
 	}
 	for _, e := range m.Entries {
 		if !r.entryHolds(e) {
 			r.verbosef("direct mode: %s changed", e.Path)
-			return false, 0
+			return key, false
 		}
 	}
-	var key cachekey.Digest
 	copy(key[:], m.ObjectKey)
-	return r.tryHit(ctx, key, "direct")
+	return key, true
 }
 
-// entryHolds re-hashes one recorded file. A file that cannot be read does not hold.
+// entryHolds checks one recorded file against its content hash (from the file-hash memory
+// when the file is unchanged since it was last hashed). A file that cannot be read does not
+// hold.
 func (r *run) entryHolds(e value.ManifestEntry) bool {
-	data, err := os.ReadFile(r.localPath(e.Path))
-	if err != nil {
-		return false
-	}
-	sum := cachekey.Content(data)
-	return bytes.Equal(sum[:], e.ContentHash)
+	sum, err := r.fileHashes().Hash(r.localPath(e.Path))
+	return err == nil && bytes.Equal(sum.Digest[:], e.ContentHash)
 }
 
 // localPath turns a manifest path back into a path on this machine.
@@ -63,16 +79,15 @@ func (r *run) recordManifest(ctx context.Context, key cachekey.Digest, deps []st
 	roots := r.roots()
 	m := value.Manifest{ToolchainStamp: []byte(r.id.String()), ObjectKey: key[:]}
 	for _, d := range deps {
-		data, err := os.ReadFile(r.abs(d))
-		if err != nil || hasTemporalMacro(data) {
+		sum, err := r.fileHashes().Hash(r.abs(d))
+		if err != nil || sum.Temporal {
 			return
 		}
-		sum := cachekey.Content(data)
 		p := roots.Relativize(r.abs(d))
 		if !strings.HasPrefix(p, "<") && !strings.HasPrefix(p, "/") {
 			return // cannot be anchored
 		}
-		m.Entries = append(m.Entries, value.ManifestEntry{Path: p, ContentHash: append([]byte(nil), sum[:]...)})
+		m.Entries = append(m.Entries, value.ManifestEntry{Path: p, ContentHash: append([]byte(nil), sum.Digest[:]...)})
 	}
 	enc, err := value.EncodeManifest(m)
 	if err != nil {
@@ -81,5 +96,6 @@ func (r *run) recordManifest(ctx context.Context, key cachekey.Digest, deps []st
 	v, err := value.Encode(value.Value{Object: enc})
 	if err == nil {
 		r.store(ctx, r.manifestKey(), v)
+		r.keepLocalManifest(r.manifestKey(), enc)
 	}
 }

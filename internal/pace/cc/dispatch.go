@@ -40,6 +40,10 @@ func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (cap
 	if err != nil {
 		return r.noDispatch("no toolchain fingerprint: %v", err)
 	}
+	source, err := r.preprocessForDispatch(ctx)
+	if err != nil {
+		return r.noDispatch("%v", err)
+	}
 	grant, scheduler, err := r.lease(ctx, fp, key)
 	if err != nil {
 		return r.noDispatch("%v", err)
@@ -47,7 +51,7 @@ func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (cap
 	defer r.release(ctx, scheduler, grant.Token, key)
 	req := verbs.CompileRequest{LeaseToken: grant.Token, Fingerprint: fp, Args: args, Codecs: clientCodecs,
 		SourceName: r.comp.Source, CompileDir: r.cwd, CompileDirReplacement: r.cwd}
-	reply, err := r.remoteCompile(ctx, grant, req, pp.text)
+	reply, err := r.remoteCompile(ctx, grant, req, source)
 	if err != nil {
 		return r.noDispatch("%v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -46,6 +47,9 @@ type IO struct {
 // Main runs pace-cc and returns its exit status: the compiler's own on a miss, a passthrough or
 // a fallback; 0 on a hit; 2 for a usage error (spec §3.13).
 func Main(p IO) int {
+	// A pace-cc process lives milliseconds and allocates little: collecting garbage would only
+	// cost time on the hit path.
+	debug.SetGCPercent(-1)
 	cfg := ConfigFromEnv(p.Lookup)
 	name := filepath.Base(p.Args[0])
 	if name != "pace-cc" && ccargs.IsDriverName(name) {
@@ -71,6 +75,10 @@ func compileWith(cfg Config, p IO, compiler string, args []string) int {
 	}
 	r := &run{cfg: cfg, compiler: real, args: args, cwd: p.Cwd, stdout: p.Stdout, stderr: p.Stderr, start: time.Now()}
 	status := r.compile(context.Background())
+	r.closeCache()
+	if r.hashes != nil {
+		_ = r.hashes.Flush() // what this process learned about headers; a failure costs re-reads
+	}
 	r.rec.TotalMS = ms(time.Since(r.start))
 	r.rec.Group = cfg.PrefetchGroup
 	_ = ccstats.Append(cfg.StatsDir, r.rec) // statistics never fail a build

