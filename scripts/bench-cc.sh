@@ -92,6 +92,6 @@ for f in small.c big.cc; do
   hyperfine -N -w 10 -r 100 --export-csv "$work/h.csv" \
     "$PACECC $compiler $flags -c $f -o p.o" "ccache $compiler $flags -c $f -o c.o" >/dev/null
   # CSV columns: command,mean,stddev,median,...; medians in seconds.
-  read -r pm cm < <(awk -F, 'NR>1 {printf "%s ", $4*1000}' "$work/h.csv")
+  read -r pm cm < <(awk -F, 'NR>1 {printf "%s ", $4*1000} END {print ""}' "$work/h.csv")
   printf 'hit latency %-8s pace-cc %6.2f ms   ccache %6.2f ms   ratio %s\n' "$f" "$pm" "$cm" "$(ratio "$pm" "$cm")"
 done

@@ -1,9 +1,11 @@
 package cc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,23 +21,32 @@ import (
 // missing here (the replay guard of spec §3.7).
 var errStale = errors.New("stale hit")
 
+// received is a cached result as it arrived: the object already in a temporary file beside
+// the output, the text regions in memory and localized to this machine.
+type received struct {
+	objectTmp string
+	regions   []value.Region
+}
+
+func (rc received) discard() {
+	if rc.objectTmp != "" {
+		os.Remove(rc.objectTmp)
+	}
+}
+
 // tryHit serves key from the cache. done is false on a miss, a value that does not decode, a
 // stale hit or an output that cannot be written: the caller compiles for real.
 func (r *run) tryHit(ctx context.Context, key cachekey.Digest, via string) (done bool, status int) {
-	b, hit := r.fetch(ctx, key)
+	rc, hit := r.fetchResult(ctx, key)
 	if !hit {
 		return false, 0
 	}
-	v, err := value.Decode(b)
-	if err != nil {
-		r.verbosef("cached value for %s does not decode (%v): compiling", shortKey(key), err)
-		return false, 0
-	}
-	v = value.Localize(v, value.Roots{SrcRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir})
 	if r.cfg.Verify > 0 && keyMod(key, r.cfg.Verify) {
-		return true, r.verify(key, v)
+		defer rc.discard()
+		return true, r.verify(key, rc)
 	}
-	if err := r.replay(v); err != nil {
+	if err := r.replay(rc); err != nil {
+		rc.discard()
 		r.verbosef("%v for %s: compiling for real", err, shortKey(key))
 		return false, 0
 	}
@@ -44,41 +55,108 @@ func (r *run) tryHit(ctx context.Context, key cachekey.Digest, via string) (done
 	return true, 0
 }
 
-// replay reproduces a compile from its cached value: the object, the depfile (targets as
-// stored, dependencies localized), and the captured streams. Every output is written before
+// fetchResult fetches key, streaming the object straight into a temporary file so a large
+// object never needs a buffer of its size (on this machine the page faults of such a buffer
+// cost more than the transfer).
+func (r *run) fetchResult(ctx context.Context, key cachekey.Digest) (received, bool) {
+	if r.cacheDown {
+		return received{}, false
+	}
+	t0 := time.Now()
+	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
+	c, err := r.conn(ctx)
+	if err != nil {
+		r.cacheFailed(err)
+		return received{}, false
+	}
+	var rc received
+	var decodeErr error
+	hit, err := c.FetchStream(ctx, key.Hex(), func(body io.Reader, n uint32) error {
+		rc, decodeErr = r.receive(body, n)
+		return nil
+	})
+	switch {
+	case err != nil:
+		rc.discard()
+		r.cacheFailed(err)
+		return received{}, false
+	case decodeErr != nil:
+		rc.discard()
+		r.verbosef("cached value for %s not usable (%v): compiling", shortKey(key), decodeErr)
+		return received{}, false
+	}
+	return rc, hit
+}
+
+// receive reads one value: its header, its object into a temporary file next to the output
+// (the rename that publishes it is then atomic), its regions into memory.
+func (r *run) receive(body io.Reader, n uint32) (received, error) {
+	var hdr [value.HeaderLen]byte
+	if _, err := io.ReadFull(body, hdr[:]); err != nil {
+		return received{}, err
+	}
+	objLen, err := value.ParseHeader(hdr[:])
+	if err != nil || uint64(objLen)+value.HeaderLen+4 > uint64(n) {
+		return received{}, fmt.Errorf("malformed value header: %v", err)
+	}
+	f, tmp, err := createBeside(r.abs(r.comp.Output))
+	if err != nil {
+		return received{}, err
+	}
+	_, cerr := io.CopyN(f, body, int64(objLen))
+	if err := f.Close(); cerr == nil {
+		cerr = err
+	}
+	rc := received{objectTmp: tmp}
+	if cerr != nil {
+		return rc, cerr
+	}
+	rest, err := io.ReadAll(body)
+	if err == nil {
+		rc.regions, err = value.DecodeRegions(rest)
+	}
+	if err != nil {
+		return rc, err
+	}
+	rc.regions = value.Localize(value.Value{Regions: rc.regions}, value.Roots{SrcRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}).Regions
+	return rc, nil
+}
+
+// replay reproduces a compile from its cached result: the object, the depfile (targets as
+// stored, dependencies localized), and the captured streams. Every output is in place before
 // any stream is replayed, so a failure can still fall back to a real compile.
-func (r *run) replay(v value.Value) error {
-	if err := r.guard(v); err != nil {
+func (r *run) replay(rc received) error {
+	if err := r.guard(rc.regions); err != nil {
 		return err
 	}
-	if err := writeAtomic(r.abs(r.comp.Output), v.Object); err != nil {
-		return fmt.Errorf("writing the object: %w", err)
-	}
 	if r.comp.Deps.Mode != ccargs.DepNone {
-		if len(v.Regions) <= value.RegionDepfile {
+		if len(rc.regions) <= value.RegionDepfile {
 			return fmt.Errorf("%w: the cached result has no depfile", errStale)
 		}
-		if err := writeAtomic(r.abs(r.comp.Deps.File), v.Regions[value.RegionDepfile].Text); err != nil {
+		if err := writeAtomic(r.abs(r.comp.Deps.File), rc.regions[value.RegionDepfile].Text); err != nil {
 			return fmt.Errorf("writing the depfile: %w", err)
 		}
 	}
-	if len(v.Regions) > value.RegionStdout {
-		r.stdout.Write(v.Regions[value.RegionStdout].Text)
+	if err := os.Rename(rc.objectTmp, r.abs(r.comp.Output)); err != nil {
+		return fmt.Errorf("writing the object: %w", err)
 	}
-	if len(v.Regions) > value.RegionStderr {
-		r.stderr.Write(v.Regions[value.RegionStderr].Text)
+	if len(rc.regions) > value.RegionStdout {
+		r.stdout.Write(rc.regions[value.RegionStdout].Text)
+	}
+	if len(rc.regions) > value.RegionStderr {
+		r.stderr.Write(rc.regions[value.RegionStderr].Text)
 	}
 	return nil
 }
 
 // guard checks that every dependency the cached depfile names, and that this machine answers
 // for (relative, or under a root), exists here.
-func (r *run) guard(v value.Value) error {
-	if len(v.Regions) <= value.RegionDepfile {
+func (r *run) guard(regions []value.Region) error {
+	if len(regions) <= value.RegionDepfile {
 		return nil
 	}
 	roots := r.roots()
-	for _, d := range value.DepfileDependencies(v.Regions[value.RegionDepfile].Text) {
+	for _, d := range value.DepfileDependencies(regions[value.RegionDepfile].Text) {
 		if strings.HasPrefix(d, "/") && roots.Relativize(d) == d {
 			continue // toolchain or system header: covered by the key
 		}
@@ -89,18 +167,23 @@ func (r *run) guard(v value.Value) error {
 	return nil
 }
 
-// writeAtomic writes data to path through a temporary file and a rename, with the mode a
-// compiler's own output gets (0666 less the umask), so a crash never leaves half an object.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.pace-%d-%d", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
+// createBeside creates a fresh temporary file in path's directory with the mode a compiler's
+// own output gets (0666 less the umask).
+func createBeside(path string) (*os.File, string, error) {
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.pace-%d-%d", filepath.Base(path), os.Getpid(), time.Now().UnixNano()))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	return f, tmp, err
+}
+
+// writeAtomic writes data to path through a temporary file and a rename, so a crash never
+// leaves half a file.
+func writeAtomic(path string, data []byte) error {
+	f, tmp, err := createBeside(path)
 	if err != nil {
 		return err
 	}
 	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
+	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr == nil {
@@ -110,4 +193,11 @@ func writeAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 	}
 	return werr
+}
+
+// sameObject reports whether the file at path holds exactly the bytes of the file at tmp.
+func sameObject(path, tmp string) bool {
+	a, err1 := os.ReadFile(path)
+	b, err2 := os.ReadFile(tmp)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
 }

@@ -1,7 +1,6 @@
 package cc
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"time"
@@ -64,7 +63,7 @@ func (r *run) result(c captured) ([]byte, error) {
 
 // verify recompiles a hit for real and compares the objects (PACE_VERIFY). The fresh result
 // always wins; a mismatch is reported with its key whatever the verbosity.
-func (r *run) verify(key cachekey.Digest, cached value.Value) int {
+func (r *run) verify(key cachekey.Digest, cached received) int {
 	r.verbosef("VERIFY %s %s", shortKey(key), r.comp.Source)
 	t0 := time.Now()
 	c := r.runCaptured(r.args)
@@ -73,8 +72,7 @@ func (r *run) verify(key cachekey.Digest, cached value.Value) int {
 		r.rec.Outcome = ccstats.Failed
 		return c.status
 	}
-	fresh, err := os.ReadFile(r.abs(r.comp.Output))
-	if err != nil || !bytes.Equal(fresh, cached.Object) {
+	if !sameObject(r.abs(r.comp.Output), cached.objectTmp) {
 		r.rec.Reason = "verify mismatch"
 		r.stderr.Write([]byte("pace-cc: VERIFY MISMATCH: the cached object for key " + key.Hex() +
 			" differs from a fresh compile of " + r.comp.Source + "; the fresh object was kept\n"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -196,5 +197,34 @@ func TestPersistentConnectionReusesBuffers(t *testing.T) {
 		if !hit || err != nil || len(out) != 4096 || &out[0] != &buf[:1][0] {
 			t.Fatalf("iteration %d: hit=%v err=%v len=%d reused=%v", i, hit, err, len(out), len(out) > 0 && &out[0] == &buf[:1][0])
 		}
+	}
+}
+
+func TestFetchStreamHandsTheValueOverWithoutBufferingIt(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789"), 100000)
+	addr := serve(t, &memCache{values: map[string][]byte{"k": big}})
+	c, err := Dial(context.Background(), Options{Addr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got bytes.Buffer
+	hit, err := c.FetchStream(context.Background(), "k", func(r io.Reader, n uint32) error {
+		if int(n) != len(big) {
+			t.Errorf("n = %d", n)
+		}
+		_, err := io.CopyN(&got, r, 10) // read a little, leave the rest to be drained
+		return err
+	})
+	if !hit || err != nil || got.String() != "0123456789" {
+		t.Fatalf("hit=%v err=%v got %q", hit, err, got.String())
+	}
+	// The connection is still in step: a miss and then the value again.
+	if hit, err := c.FetchStream(context.Background(), "absent", nil); hit || err != nil {
+		t.Fatalf("miss: %v %v", hit, err)
+	}
+	v, hit, err := c.FetchAppend(context.Background(), nil, "k")
+	if !hit || err != nil || !bytes.Equal(v, big) {
+		t.Fatalf("after streaming: %v %v", hit, err)
 	}
 }

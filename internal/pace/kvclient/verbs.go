@@ -41,6 +41,12 @@ func (c *Conn) readValue(dst []byte) ([]byte, bool, error) {
 	if err := wire.CheckReplyHeader(info, h, c.opts.MaxValue); err != nil {
 		return dst, false, c.fail(err)
 	}
+	return c.readValueBody(h, dst)
+}
+
+// readValueBody reads a checked FETCH reply's payload: the value on Ok, nothing on Miss, the
+// refusal on Error.
+func (c *Conn) readValueBody(h wire.ReplyHeader, dst []byte) ([]byte, bool, error) {
 	start := len(dst)
 	dst = grow(dst, int(h.PayloadLen))
 	if _, err := io.ReadFull(c.br, dst[start:]); err != nil {
@@ -142,4 +148,52 @@ func isRefusal(err error) bool {
 
 func appendLen(dst []byte, n int) []byte {
 	return append(dst, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+// FetchStream asks for key and, on a hit, hands the value to consume as a reader of exactly n
+// bytes, so a large value can go straight to a file without a buffer the size of it. Whatever
+// consume leaves unread is drained; an error from consume is returned and leaves the connection
+// usable only if the value was read to its end.
+func (c *Conn) FetchStream(ctx context.Context, key string, consume func(body io.Reader, n uint32) error) (bool, error) {
+	if c.broken {
+		return false, fmt.Errorf("%w: connection broken by an earlier exchange", ErrUnavailable)
+	}
+	auth := c.begin(ctx)
+	c.wbuf = wire.AppendRequest(c.wbuf, wire.OpFetch, []byte(key))
+	if err := c.send(nil); err != nil {
+		return false, err
+	}
+	var authErr *AuthError
+	if auth {
+		var err error
+		if authErr, err = c.readAuth(); err != nil {
+			return false, err
+		}
+	}
+	hit, err := c.streamValue(consume)
+	return hit, finish(authErr, err)
+}
+
+func (c *Conn) streamValue(consume func(io.Reader, uint32) error) (bool, error) {
+	info, _ := wire.Lookup(wire.OpFetch)
+	var scratch [wire.ReplyHeaderLen]byte
+	h, err := wire.ReadReplyHeader(c.br, &scratch)
+	if err != nil {
+		return false, c.fail(err)
+	}
+	if err := wire.CheckReplyHeader(info, h, c.opts.MaxValue); err != nil {
+		return false, c.fail(err)
+	}
+	if h.Status != wire.StatusOk {
+		_, _, err := c.readValueBody(h, nil)
+		return false, err
+	}
+	body := &io.LimitedReader{R: c.br, N: int64(h.PayloadLen)}
+	cerr := consume(body, h.PayloadLen)
+	if body.N > 0 {
+		if err := wire.Drain(body, uint64(body.N)); err != nil {
+			return true, c.fail(err)
+		}
+	}
+	return true, cerr
 }

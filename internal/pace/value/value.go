@@ -142,35 +142,70 @@ func Decode(b []byte) (Value, error) {
 // check a FETCH makes before serving stored bytes (a foreign value is a Miss).
 func HasCurrentGeneration(b []byte) bool { return len(b) > 0 && b[0] == Generation }
 
+// HeaderLen is a value's generation byte and object length: what a reader that streams the
+// object elsewhere (pace-cc writing a hit straight to its output file) needs first.
+const HeaderLen = 5
+
+// ParseHeader reads a value's first HeaderLen bytes and returns the object's length. A value of
+// another generation, or bytes that are not a value, are refused as Decode would.
+func ParseHeader(h []byte) (uint32, error) {
+	if len(h) < HeaderLen {
+		return 0, fmt.Errorf("%d-byte header: %w", len(h), ErrNotAValue)
+	}
+	switch gen := h[0]; {
+	case gen < MinGeneration || gen > MaxGeneration:
+		return 0, fmt.Errorf("generation byte %d outside %d..%d: %w", gen, MinGeneration, MaxGeneration, ErrNotAValue)
+	case gen != Generation:
+		return 0, &GenerationError{Got: gen, Want: Generation}
+	}
+	return binary.BigEndian.Uint32(h[1:]), nil
+}
+
+// DecodeRegions decodes what follows the object: the region count and the regions, exactly
+// filling b.
+func DecodeRegions(b []byte) ([]Region, error) {
+	r := reader{buf: b}
+	return r.regions(true)
+}
+
 func decodeFrame(b []byte, checkGrammars bool) (Value, error) {
 	r := reader{buf: b}
 	object, ok := r.field()
 	if !ok {
 		return Value{}, fmt.Errorf("object length exceeds the %d bytes left: %w", len(b)-4, ErrNotAValue)
 	}
+	regions, err := r.regions(checkGrammars)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{Object: object, Regions: regions}, nil
+}
+
+// regions reads the region count and the regions, which must end the buffer.
+func (r *reader) regions(checkGrammars bool) ([]Region, error) {
 	count, ok := r.u32()
 	if !ok {
-		return Value{}, fmt.Errorf("no region count: %w", ErrNotAValue)
+		return nil, fmt.Errorf("no region count: %w", ErrNotAValue)
 	}
 	// Refuse before reserving: every region costs at least its 5-byte header.
 	if uint64(count) > uint64(r.remaining()/regionHeaderLen) || count > MaxRegions {
-		return Value{}, fmt.Errorf("region count %d with %d bytes left (cap %d): %w", count, r.remaining(), MaxRegions, ErrNotAValue)
+		return nil, fmt.Errorf("region count %d with %d bytes left (cap %d): %w", count, r.remaining(), MaxRegions, ErrNotAValue)
 	}
-	v := Value{Object: object}
+	var regions []Region
 	if count > 0 {
-		v.Regions = make([]Region, 0, count)
+		regions = make([]Region, 0, count)
 	}
 	for i := range count {
 		reg, err := r.region(i, checkGrammars)
 		if err != nil {
-			return Value{}, err
+			return nil, err
 		}
-		v.Regions = append(v.Regions, reg)
+		regions = append(regions, reg)
 	}
 	if r.remaining() != 0 {
-		return Value{}, fmt.Errorf("%d trailing bytes: %w", r.remaining(), ErrNotAValue)
+		return nil, fmt.Errorf("%d trailing bytes: %w", r.remaining(), ErrNotAValue)
 	}
-	return v, nil
+	return regions, nil
 }
 
 // reader walks a byte slice without copying.

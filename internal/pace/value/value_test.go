@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"pgregory.net/rapid"
 	"strings"
 	"testing"
 
@@ -155,5 +156,33 @@ func TestDepfileDependencies(t *testing.T) {
 	}
 	if DepfileDependencies([]byte("# just a comment\n")) != nil {
 		t.Fatal("dependencies from a comment")
+	}
+}
+
+func TestStreamingDecodeAgreesWithDecode(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := genValue().Draw(t, "v")
+		b, err := Encode(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ParseHeader(b[:HeaderLen])
+		if err != nil || int(n) != len(v.Object) {
+			t.Fatalf("header: %d %v", n, err)
+		}
+		regions, err := DecodeRegions(b[HeaderLen+int(n):])
+		whole, werr := Decode(b)
+		if err != nil || werr != nil || len(regions) != len(whole.Regions) {
+			t.Fatalf("regions %v %v", err, werr)
+		}
+		for i := range regions {
+			if regions[i].Grammar != whole.Regions[i].Grammar || string(regions[i].Text) != string(whole.Regions[i].Text) {
+				t.Fatalf("region %d differs", i)
+			}
+		}
+	})
+	foreign := []byte{Generation + 1, 0, 0, 0, 0}
+	if _, err := ParseHeader(foreign); !errors.Is(err, ErrForeignGeneration) {
+		t.Fatalf("foreign header: %v", err)
 	}
 }
