@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"github.com/buildfleet/buildfleet/internal/pace/storemetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -50,7 +51,7 @@ func newMetrics(version string, st *store.Store) *metrics {
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "pace_build_info", Help: "Build information."}, []string{"version"})
 	info.WithLabelValues(version).Set(1)
 	m.reg.MustRegister(info, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.MustRegister(&storeCollector{st: st})
+	m.reg.MustRegister(storemetrics.New(st.Stats, "pace_kv"))
 	return m
 }
 

@@ -1,34 +1,25 @@
 package node
 
-import (
-	"time"
-)
+import "github.com/buildfleet/buildfleet/internal/pace/worker"
 
 // Config is everything pace-node's flags and --config file set (spec §3.1).
 type Config struct {
-	ConfigFile           string
-	ListenNode           string // [addr:]port; "" closes the node port
-	ListenRaft           string // [addr:]port; "" runs no consensus
-	Advertise            string // "auto" or host:port
-	RaftSelf             string // host peers dial for consensus; "" or "auto" derives it
-	NodeID               string
-	ClusterDir           string
-	FleetOpen            bool
-	Upstream             string
-	RequirePass          string
-	AdminListen          string // [addr:]port; bare port binds loopback; "" off
-	Slots                int    // -1: derived from cores and memory
-	CompileInflightMax   uint64 // 0: derived
-	NodeClass            string
-	ReserveCores         int // -1: from the node class
-	Toolchains           []string
-	NoToolchainDiscovery bool
-	AllowCompileArgs     []string
-	DrainTimeout         time.Duration
-	CacheMemory          uint64
-	CacheDir             string
-	CacheDisk            uint64
-	LogLevel             string
+	ConfigFile  string
+	ListenNode  string // [addr:]port; "" closes the node port
+	ListenRaft  string // [addr:]port; "" runs no consensus
+	Advertise   string // "auto" or host:port
+	RaftSelf    string // host peers dial for consensus; "" or "auto" derives it
+	NodeID      string
+	ClusterDir  string
+	FleetOpen   bool
+	Upstream    string
+	RequirePass string
+	AdminListen string       // [addr:]port; bare port binds loopback; "" off
+	Worker      worker.Flags // --slots, --toolchain, --drain-timeout and the rest of the worker's
+	CacheMemory uint64
+	CacheDir    string
+	CacheDisk   uint64
+	LogLevel    string
 
 	// One-shot verbs.
 	PrintSurfaces bool

@@ -5,9 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/flagval"
 )
@@ -15,32 +12,13 @@ import (
 // ErrUsage reports a command line the node refuses; main exits 2 with its message.
 var ErrUsage = errors.New("usage")
 
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-type slotsFlag struct{ n *int }
-
-func (s slotsFlag) String() string { return strconv.Itoa(*s.n) }
-func (s slotsFlag) Set(v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 4096 {
-		return fmt.Errorf("want a whole number from 0 to 4096")
-	}
-	*s.n = n
-	return nil
-}
-
 // newFlagSet binds every flag to c.
 func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs := flag.NewFlagSet("pace-node", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c.Slots, c.ReserveCores = -1, -1
 	mem := flagval.Size{Bytes: defaultCacheMemory(totalRAM), Of: totalRAM}
-	disk, inflight := flagval.Size{}, flagval.Size{}
-	drain := flagval.Duration{D: 30 * time.Second}
-	var toolchains, allow stringList
+	disk := flagval.Size{}
+	c.Worker.Register(fs)
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML settings `file` (flat name: value lines); the command line wins")
 	fs.StringVar(&c.ListenNode, "listen-node", "6674", "the node port `[addr:]port` (cache, scheduler and compile verbs)")
 	fs.StringVar(&c.ListenRaft, "listen-raft", "6680", "consensus `[addr:]port`; empty runs none (only with --slots=0)")
@@ -52,14 +30,6 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.Upstream, "upstream", "", "the pace-kv `host:port` this node's tier reads through to")
 	fs.StringVar(&c.RequirePass, "requirepass", "", "the `secret` presented to --upstream")
 	fs.StringVar(&c.AdminListen, "admin-listen", "", "HTTP /metrics and /healthz `[addr:]port` (bare port: loopback)")
-	fs.Var(slotsFlag{&c.Slots}, "slots", "concurrent compiles (`n`); 0 = no worker; default derived from cores and memory")
-	fs.Var(&inflight, "compile-inflight-max", "the worker's in-flight byte budget (default derived)")
-	fs.StringVar(&c.NodeClass, "node-class", "workstation", "workstation (reserves 2 cores) or dedicated (reserves none)")
-	fs.Var(slotsFlag{&c.ReserveCores}, "reserve-cores", "cores held back from derived slots (`n`)")
-	fs.Var(&toolchains, "toolchain", "a `compiler` or fingerprint=compiler to serve (repeatable; pins the set)")
-	fs.BoolVar(&c.NoToolchainDiscovery, "no-toolchain-discovery", false, "serve only --toolchain entries")
-	fs.Var(&allow, "allow-compile-arg", "an exact compile `argument` to add to the allowlist (repeatable)")
-	fs.Var(&drain, "drain-timeout", "how long a stop waits for running compiles (0s: forever)")
 	fs.Var(&mem, "cache-memory", "memory tier budget (size or N% of RAM; 0 turns it off)")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "disk tier `directory`")
 	fs.Var(&disk, "cache-disk", "disk tier budget (0: grow as needed)")
@@ -70,8 +40,7 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 		fs.Func(name, "retired", func(string) error { return fmt.Errorf("--%s is retired and not accepted", name) })
 	}
 	finish := func() {
-		c.CacheMemory, c.CacheDisk, c.CompileInflightMax = mem.Bytes, disk.Bytes, inflight.Bytes
-		c.DrainTimeout, c.Toolchains, c.AllowCompileArgs = drain.D, toolchains, allow
+		c.CacheMemory, c.CacheDisk = mem.Bytes, disk.Bytes
 	}
 	return fs, finish
 }

@@ -14,8 +14,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ListenNode != "6674" || c.ListenRaft != "6680" || c.Advertise != "auto" || c.Slots != -1 ||
-		c.CacheMemory != 4<<30 || c.DrainTimeout != 30*time.Second || c.FleetOpen || c.AdminListen != "" {
+	if _, slotsGiven := c.Worker.Slots.Get(); c.ListenNode != "6674" || c.ListenRaft != "6680" || c.Advertise != "auto" || slotsGiven ||
+		c.CacheMemory != 4<<30 || c.Worker.Drain() != 30*time.Second || c.FleetOpen || c.AdminListen != "" {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if small, _ := Load(nil, 1<<30); small.CacheMemory != 512<<20 {
@@ -43,7 +43,7 @@ allow_compile_arg:
 		t.Fatal(err)
 	}
 	if c.ListenNode != "7001" || !c.FleetOpen || c.CacheMemory != 2<<30 ||
-		strings.Join(c.Toolchains, ",") != "gcc,g++" || strings.Join(c.AllowCompileArgs, ",") != "-fexample" {
+		strings.Join(c.Worker.Toolchains, ",") != "gcc,g++" || strings.Join(c.Worker.AllowCompileArgs, ",") != "-fexample" {
 		t.Fatalf("%+v", c)
 	}
 	if !c.Explicit("fleet-open") || c.Explicit("upstream") {

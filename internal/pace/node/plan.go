@@ -145,7 +145,7 @@ func (p *Plan) judge() {
 			p.violate("%v", err)
 		}
 	}
-	if !consensusOn && c.Slots != 0 {
+	if !consensusOn && c.Worker.RunsWorker() {
 		p.violate("rule 4: --listen-raft is empty but this node runs a worker: a worker that runs no consensus applies no roster and cannot check leases; set --listen-raft or --slots=0")
 	}
 	if !consensusOn && c.Explicit("raft-self") {
@@ -182,17 +182,14 @@ func (p *Plan) judgeDialable(consensusOn bool) {
 
 func (p *Plan) judgeWorkerFlags() {
 	c := p.Cfg
-	if c.NoToolchainDiscovery && len(c.Toolchains) == 0 && c.Slots != 0 {
+	if c.Worker.NoDiscovery && len(c.Worker.Toolchains) == 0 && c.Worker.RunsWorker() {
 		p.violate("rule 7: --no-toolchain-discovery without --toolchain leaves the worker nothing to serve; name a --toolchain")
 	}
-	if c.Slots == 0 {
+	if !c.Worker.RunsWorker() {
 		for _, f := range workerOnly {
 			if c.Explicit(f) {
 				p.violate("rule 7: --%s configures a worker, but --slots=0 runs none", f)
 			}
 		}
-	}
-	if c.NodeClass != "workstation" && c.NodeClass != "dedicated" {
-		p.violate("--node-class=%s: want workstation or dedicated", c.NodeClass)
 	}
 }

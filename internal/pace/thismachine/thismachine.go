@@ -1,4 +1,9 @@
-package tier
+// Package thismachine answers "is this peer this machine?": loopback always is; otherwise the
+// address must be one of the host's interface addresses, a set re-read periodically so an
+// address gained or lost (DHCP, a VPN coming up) is learned without a restart. The node's
+// cache tier serves only this machine, and admission admits it without credentials; both ask
+// the same set.
+package thismachine
 
 import (
 	"fmt"
@@ -9,10 +14,8 @@ import (
 	"time"
 )
 
-// hostAddrs answers "is this peer this machine?": loopback always is; otherwise the address
-// must be one of the host's interface addresses, a set re-read every refresh interval so an
-// address gained or lost (DHCP, a VPN coming up) is learned without a restart.
-type hostAddrs struct {
+// Set is this host's addresses, refreshed every interval. It is safe for concurrent use.
+type Set struct {
 	list  func() ([]netip.Addr, error)
 	now   func() time.Time
 	every time.Duration
@@ -28,14 +31,16 @@ type addrSet struct {
 	at    time.Time
 }
 
-func newHostAddrs(list func() ([]netip.Addr, error), now func() time.Time, every time.Duration, log *slog.Logger) *hostAddrs {
-	h := &hostAddrs{list: list, now: now, every: every, log: log}
+// New reads the addresses through list (InterfaceAddrs in production) and re-reads them when a
+// reading is older than every.
+func New(list func() ([]netip.Addr, error), now func() time.Time, every time.Duration, log *slog.Logger) *Set {
+	h := &Set{list: list, now: now, every: every, log: log}
 	h.cur.Store(h.read(&addrSet{}))
 	return h
 }
 
-// isLocal reports whether a is this machine.
-func (h *hostAddrs) isLocal(a netip.Addr) bool {
+// Contains reports whether a is this machine.
+func (h *Set) Contains(a netip.Addr) bool {
 	a = a.Unmap().WithZone("")
 	if !a.IsValid() {
 		return false
@@ -49,7 +54,7 @@ func (h *hostAddrs) isLocal(a netip.Addr) bool {
 
 // current returns the address set, re-reading it first when it is older than the interval.
 // One caller re-reads; the others meanwhile use the previous set rather than wait.
-func (h *hostAddrs) current() *addrSet {
+func (h *Set) current() *addrSet {
 	s := h.cur.Load()
 	if h.now().Sub(s.at) < h.every || !h.refreshing.CompareAndSwap(false, true) {
 		return s
@@ -62,11 +67,11 @@ func (h *hostAddrs) current() *addrSet {
 
 // read lists the addresses; on failure it keeps the previous set (stamped now, so a failing
 // lister is retried once per interval rather than on every request).
-func (h *hostAddrs) read(prev *addrSet) *addrSet {
+func (h *Set) read(prev *addrSet) *addrSet {
 	now := h.now()
 	list, err := h.list()
 	if err != nil {
-		h.log.Warn("cache tier: reading this host's addresses failed; keeping the previous set", "err", err)
+		h.log.Warn("reading this host's addresses failed; keeping the previous set", "err", err)
 		return &addrSet{addrs: prev.addrs, at: now}
 	}
 	addrs := make(map[netip.Addr]struct{}, len(list))
@@ -76,7 +81,7 @@ func (h *hostAddrs) read(prev *addrSet) *addrSet {
 	return &addrSet{addrs: addrs, at: now}
 }
 
-// InterfaceAddrs lists this host's interface addresses; it is the default Config.HostAddrs.
+// InterfaceAddrs lists this host's interface addresses.
 func InterfaceAddrs() ([]netip.Addr, error) {
 	ifaddrs, err := net.InterfaceAddrs()
 	if err != nil {
@@ -98,9 +103,9 @@ func InterfaceAddrs() ([]netip.Addr, error) {
 	return out, nil
 }
 
-// peerAddr extracts the IP of a connection's remote address; ok is false when there is none
+// PeerAddr extracts the IP of a connection's remote address; ok is false when there is none
 // (such a peer is never this machine).
-func peerAddr(a net.Addr) (netip.Addr, bool) {
+func PeerAddr(a net.Addr) (netip.Addr, bool) {
 	switch v := a.(type) {
 	case *net.TCPAddr:
 		if v == nil {
@@ -116,4 +121,10 @@ func peerAddr(a net.Addr) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return ap.Addr(), true
+}
+
+// IsPeer reports whether a connection's remote address is this machine.
+func (h *Set) IsPeer(remote net.Addr) bool {
+	a, ok := PeerAddr(remote)
+	return ok && h.Contains(a)
 }

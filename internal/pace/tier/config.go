@@ -3,6 +3,7 @@ package tier
 import (
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/thismachine"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -53,6 +54,9 @@ type Config struct {
 	// net.InterfaceAddrs. Loopback addresses are always this machine and need not be listed.
 	HostAddrs   func() ([]netip.Addr, error)
 	AddrRefresh time.Duration // 0 = DefaultAddrRefresh
+	// ThisMachine, when set, is the node's shared address set (HostAddrs and AddrRefresh are
+	// then unused): admission asks the same one.
+	ThisMachine *thismachine.Set
 
 	Now    func() time.Time // the injected clock; nil = time.Now
 	Logger *slog.Logger     // nil discards
@@ -101,7 +105,7 @@ func (c Config) withDefaults() Config {
 		c.MaxValue = wire.DefaultSessionCap
 	}
 	if c.HostAddrs == nil {
-		c.HostAddrs = InterfaceAddrs
+		c.HostAddrs = thismachine.InterfaceAddrs
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -110,4 +114,12 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// local is the address set the tier asks: the shared one, or its own.
+func (c Config) local() *thismachine.Set {
+	if c.ThisMachine != nil {
+		return c.ThisMachine
+	}
+	return thismachine.New(c.HostAddrs, c.Now, c.AddrRefresh, c.Logger)
 }

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"pgregory.net/rapid"
-
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -143,34 +141,4 @@ func TestAFailingAddressListKeepsThePreviousSet(t *testing.T) {
 	if l.reads != 2 {
 		t.Fatalf("%d reads: a failing list must be retried once per interval, not per request", l.reads)
 	}
-}
-
-// Property: for any listed set and any peer, the peer is served exactly when it is loopback
-// or listed (IPv4-mapped forms included).
-func TestLocalityProperty(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		gen := rapid.Custom(func(rt *rapid.T) netip.Addr {
-			if rapid.Bool().Draw(rt, "v6") {
-				return netip.AddrFrom16([16]byte(rapid.SliceOfN(rapid.Byte(), 16, 16).Draw(rt, "b16")))
-			}
-			return netip.AddrFrom4([4]byte(rapid.SliceOfN(rapid.Byte(), 4, 4).Draw(rt, "b4")))
-		})
-		listed := rapid.SliceOfN(gen, 0, 6).Draw(rt, "listed")
-		peer := gen.Draw(rt, "peer")
-		if rapid.Bool().Draw(rt, "pick listed") && len(listed) > 0 {
-			peer = listed[rapid.IntRange(0, len(listed)-1).Draw(rt, "i")]
-		}
-		h := newHostAddrs(func() ([]netip.Addr, error) { return listed, nil }, newFakeClock().Now, DefaultAddrRefresh, nil)
-		want := peer.Unmap().IsLoopback()
-		for _, a := range listed {
-			want = want || a.Unmap() == peer.Unmap()
-		}
-		if got := h.isLocal(peer); got != want {
-			rt.Fatalf("isLocal(%s) = %v with %v listed", peer, got, listed)
-		}
-		mapped := netip.AddrFrom16(peer.Unmap().As16())
-		if peer.Unmap().Is4() && h.isLocal(mapped) != want {
-			rt.Fatalf("the IPv4-mapped form of %s is judged differently", peer)
-		}
-	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/thismachine"
 	"log/slog"
 	"net"
 
@@ -24,7 +25,7 @@ type Tier struct {
 	cfg    Config
 	log    *slog.Logger
 	st     *store.Store
-	local  *hostAddrs
+	local  *thismachine.Set
 	up     upstream    // nil without --upstream
 	window *downWindow // the same upstream, for its state; nil without --upstream
 	offers *offers     // nil without --upstream
@@ -51,7 +52,7 @@ func open(cfg Config, up upstream) (*Tier, error) {
 		return nil, fmt.Errorf("cache tier: %w", err)
 	}
 	t := &Tier{cfg: cfg, log: cfg.Logger, st: st,
-		local:    newHostAddrs(cfg.HostAddrs, cfg.Now, cfg.AddrRefresh, cfg.Logger),
+		local:    cfg.local(),
 		refusals: refusalLog{log: cfg.Logger, now: cfg.Now, every: refusalLogInterval}}
 	if up == nil && cfg.Upstream != "" {
 		up = newKVUpstream(newConnPool(kvclient.Options{
@@ -77,7 +78,7 @@ func (t *Tier) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.
 // not-a-member, whatever the verb's payload; any verb other than the three cache verbs is
 // unknown-opcode (the node routes only those here).
 func (t *Tier) ServeFrom(ctx context.Context, peer net.Addr, req *frameserver.Request) frameserver.Reply {
-	if a, ok := peerAddr(peer); !ok || !t.local.isLocal(a) {
+	if !t.local.IsPeer(peer) {
 		t.c.refusedNotLocal.Add(1)
 		return frameserver.Reply{Status: wire.StatusError, Payload: notLocalPayload}
 	}

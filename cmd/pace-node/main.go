@@ -1,0 +1,106 @@
+// Command pace-node runs one machine's part of a pace fleet on one port: this machine's private
+// cache tier, the compile worker, the scheduler while it leads, node proof and machine tickets;
+// consensus beside it. One-shot verbs (--print-surfaces, --print-identity) print and exit.
+//
+// Exit status: 0 after a clean stop; 2 for a configuration it refuses (naming the rule); 75
+// when a stop abandoned running compiles at --drain-timeout; 1 for any other failure.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/buildfleet/buildfleet/internal/pace/identity"
+	"github.com/buildfleet/buildfleet/internal/pace/node"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+		node.Usage(os.Stdout)
+		return 0
+	}
+	if len(args) > 0 && args[0] == "--version" {
+		fmt.Println("pace-node", node.Version)
+		return 0
+	}
+	cfg, err := node.Load(args, node.MemoryTotal())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 2
+	}
+	switch {
+	case cfg.PrintSurfaces:
+		return node.NewPlan(cfg, node.MachineEnv()).PrintSurfaces(os.Stdout)
+	case cfg.PrintIdentity:
+		return printIdentity(cfg)
+	}
+	return serve(cfg, args)
+}
+
+func printIdentity(cfg node.Config) int {
+	p := node.NewPlan(cfg, node.MachineEnv())
+	id, err := identity.Load(p.StateDir, identity.Options{NodeID: cfg.NodeID})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 1
+	}
+	if err := identity.PrintIdentity(os.Stdout, id, p.RaftEndpoint); err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(cfg node.Config, args []string) int {
+	var level slog.LevelVar
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node: --log-level:", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: &level}))
+	ctx := context.Background()
+	n, err := node.Start(ctx, cfg, node.MachineEnv(), log, &level)
+	if errors.Is(err, node.ErrRefused) {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 1
+	}
+	return waitForSignals(ctx, n, log, args)
+}
+
+func waitForSignals(ctx context.Context, n *node.Node, log *slog.Logger, args []string) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			if err := n.Reload(ctx, args); err != nil {
+				log.Error("reload: nothing changed", "err", err)
+			} else {
+				log.Info("reloaded")
+			}
+			continue
+		}
+		log.Info("stopping: draining running compiles", "signal", sig.String())
+		abandoned, err := n.Stop(ctx)
+		switch {
+		case len(abandoned) > 0:
+			log.Error("stopped with compiles abandoned at --drain-timeout", "abandoned", abandoned)
+			return 75
+		case err != nil:
+			log.Error("stop", "err", err)
+			return 1
+		}
+		return 0
+	}
+	return 0
+}

@@ -1,0 +1,152 @@
+package node
+
+import (
+	"errors"
+
+	"github.com/buildfleet/buildfleet/internal/pace/admission"
+	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
+	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+	"github.com/buildfleet/buildfleet/internal/pace/wire"
+)
+
+// facts gathers what the admission fold needs about this request's caller, asking the
+// roster afresh: a key revoked since the proof or the ticket stops admitting at once.
+func (n *Node) facts(c *frameserver.Conn) admission.Facts {
+	st := n.state(c)
+	roster := n.roster()
+	f := admission.Facts{Loopback: n.local.IsPeer(c.RemoteAddr()), FleetOpen: n.fleetOpen()}
+	peer, err := st.proof.Proven()
+	switch {
+	case err == nil:
+		f.Proven = true
+		_, f.Voter = roster.VoterKey(peer.ID)
+	case errors.Is(err, nodeproof.ErrKeyRevoked) || st.proof.PresentedRevokedKey():
+		f.Revoked = true
+	}
+	if id := st.ticketMachine; id != "" {
+		key, member := roster.MemberKey(id)
+		switch {
+		case member && !roster.Revoked(key):
+			f.Ticket = true
+			_, voter := roster.VoterKey(id)
+			f.Voter = f.Voter || voter
+		default:
+			f.Revoked = f.Revoked || n.forgotten(id)
+		}
+	}
+	return f
+}
+
+// forgotten reports whether id names a machine the cluster forgot, whose key is revoked.
+func (n *Node) forgotten(id string) bool {
+	_, ok := n.roster().ForgottenKey(id)
+	return ok
+}
+
+func (n *Node) admit(c *frameserver.Conn) admission.Verdict {
+	f := n.facts(c)
+	v := admission.Decide(f)
+	if f.Revoked {
+		n.counters.requestsRefusedKeyRevoked.Add(1)
+	}
+	return v
+}
+
+func (n *Node) notAMember(c *frameserver.Conn) frameserver.Reply {
+	msg := "this node admits this machine and machines its cluster admits (node proof or machine ticket)"
+	if n.facts(c).Revoked {
+		msg = "the key this connection presented is revoked: the machine was forgotten by the cluster"
+	}
+	return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "%s", msg))
+}
+
+// explain answers EXPLAIN-ADMISSION about the asking connection (an empty subject), to
+// anyone: `[u8 verdict][u32 routes][u8 standing or empty][subject]` (wire §1.13).
+func (n *Node) explain(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	if len(req.Fields[0]) != 0 {
+		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "this build explains the asking connection only; send an empty subject"))
+	}
+	f := n.facts(c)
+	v := admission.Decide(f)
+	verdict, standing := uint8(1), []byte(nil) // outsider
+	switch {
+	case f.Revoked:
+		verdict, standing = 3, []byte{4}
+	case v.Admitted && f.Voter:
+		verdict, standing = 2, []byte{1}
+	case f.Proven || f.Ticket:
+		verdict, standing = 2, []byte{2}
+	case v.Admitted:
+		verdict = 2
+	}
+	body := wire.AppendU8Field(nil, verdict)
+	body = wire.AppendU32Field(body, uint32(v.Routes))
+	body = wire.AppendField(body, standing)
+	return frameserver.Ok(wire.AppendEmptyField(body))
+}
+
+// mintTicket mints a machine ticket for a client on this machine (wire §1.15.2): loopback
+// and this host's own addresses only, naming exactly the endpoint the client will dial.
+func (n *Node) mintTicket(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	if !n.local.IsPeer(c.RemoteAddr()) {
+		n.counters.mintsRefusedNotLocal.Add(1)
+		return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "MINT-TICKET answers this machine only"))
+	}
+	r, err := verbs.ParseMintTicket(req.Fields)
+	if err != nil {
+		n.counters.mintsRefusedMalformed.Add(1)
+		ref, _ := verbs.RefusalOf(err)
+		return frameserver.Refuse(ref)
+	}
+	ticket, err := n.id.MintTicket(r.Audience, n.now())
+	if err != nil {
+		n.counters.mintsRefusedNoRandom.Add(1)
+		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "%v", err))
+	}
+	n.counters.ticketsMinted.Add(1)
+	return frameserver.Ok(verbs.MintTicketOk{Ticket: ticket}.Append(nil))
+}
+
+// auth answers AUTH: a machine ticket admits the connection's machine after it verifies; a
+// password establishes nothing at a node and is answered Ok, so a client configured with a
+// token is never broken by one (#340).
+func (n *Node) auth(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	kind, err := wire.U8(req.Fields[0])
+	switch {
+	case err != nil || (kind != 1 && kind != 2) || (kind == 2 && len(req.Fields[1]) != 0):
+		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "AUTH kind must be 01 password or 02 machine ticket (empty username)"))
+	case kind == 1:
+		return frameserver.Ok(nil)
+	}
+	t, refusal := identityVerifyTicket(n, req.Fields[2])
+	if refusal != nil {
+		n.counters.ticketsRefused[refusal.Reason].Add(1)
+		return frameserver.Refuse(refusal.Wire())
+	}
+	n.counters.ticketsAccepted.Add(1)
+	n.state(c).ticketMachine = t.MachineID
+	return frameserver.Ok(nil)
+}
+
+// cordon answers CORDON from this machine only: `[u8 action: 00 lift, 01 cordon]` ⇒
+// `[u8 state][u32 inFlight]`.
+func (n *Node) cordon(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	if !n.local.IsPeer(c.RemoteAddr()) {
+		n.work.Counters().CordonsRefusedNotLocal.Add(1)
+		return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "CORDON answers this machine only"))
+	}
+	action, err := wire.U8(req.Fields[0])
+	if err != nil || action > 1 {
+		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "CORDON action must be one byte: 00 lift or 01 cordon"))
+	}
+	state, inFlight := n.work.Uncordon()
+	if action == 1 {
+		state, inFlight = n.work.Cordon()
+	}
+	return frameserver.Ok(wire.AppendU32Field(wire.AppendU8Field(nil, uint8(state)), uint32(inFlight)))
+}
+
+func admissionPolicy(n *Node) string {
+	return admission.Policy(n.roster().HasVoters(), n.fleetOpen())
+}

@@ -1,0 +1,186 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net"
+	"runtime"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
+	"github.com/buildfleet/buildfleet/internal/pace/nodeproof/sealedconn"
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+	"github.com/buildfleet/buildfleet/internal/pace/wire"
+)
+
+// Heartbeat cadence (spec §6.1): every 20 s; the scheduler drops an entry after 90 s without.
+const heartbeatEvery = 20 * time.Second
+
+// registrar keeps this node's toolchains registered with the leader's scheduler: one
+// REGISTER per toolchain once the survey is done, then a HEARTBEAT every 20 s (at once on a
+// cordon or toolchain change), and WITHDRAW at stop. It uses the same sealed connection any
+// node would, proving this node's identity key; a node that leads its own cluster of one
+// reaches itself over loopback and nothing is special-cased.
+type registrar struct {
+	n         *Node
+	conn      *sealedconn.Conn
+	workerIDs map[string]string // fingerprint -> worker id the scheduler gave
+}
+
+func (r *registrar) run(ctx context.Context) {
+	if _, err := r.n.work.WaitSurvey(ctx); err != nil {
+		return // logged by the worker; a node serving nothing registers nothing
+	}
+	t := time.NewTicker(heartbeatEvery)
+	defer t.Stop()
+	for {
+		r.beat(ctx)
+		select {
+		case <-ctx.Done():
+			r.withdraw()
+			return
+		case <-t.C:
+		case <-r.n.work.Changes():
+		}
+	}
+}
+
+// beat registers whatever is not registered and heartbeats the rest; any failure drops the
+// connection so the next beat starts over (a new leader, a restarted scheduler).
+func (r *registrar) beat(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := r.ensureConn(ctx); err != nil {
+		r.n.log.Debug("scheduler not reachable for registration", "err", err)
+		return
+	}
+	if r.registerAll(ctx) == nil {
+		r.heartbeat(ctx) // a failure dropped the connection; the next beat redials
+	}
+}
+
+func (r *registrar) ensureConn(ctx context.Context) error {
+	if r.conn != nil {
+		return nil
+	}
+	addr := r.n.schedulerAddr()
+	if addr == "" {
+		return errors.New("no leader is known")
+	}
+	conn, err := sealedconn.Dial(ctx, addr, sealedconn.Config{Prover: &nodeproof.Client{
+		ID: r.n.id.NodeID, Key: r.n.id.Key, Roster: liveRoster{r.n.cons}, Random: rand.Reader,
+	}, Counters: &r.n.proofCounters})
+	if err != nil {
+		return err
+	}
+	r.conn = conn
+	return nil
+}
+
+func (r *registrar) do(ctx context.Context, op wire.Op, payload []byte) ([]byte, error) {
+	fields, err := splitPayload(op, payload)
+	if err == nil {
+		var body []byte
+		if _, body, err = r.conn.Do(ctx, op, fields...); err == nil {
+			return body, nil
+		}
+	}
+	var ref wire.Refusal
+	if errors.As(err, &ref) && ref.Code == wire.CodeNoWorker {
+		r.workerIDs = map[string]string{} // the scheduler forgot us: register again
+	}
+	r.conn.Close()
+	r.conn = nil
+	return nil, err
+}
+
+func (r *registrar) registerAll(ctx context.Context) error {
+	served := map[string]bool{}
+	for _, tc := range r.n.work.Toolchains() {
+		served[tc.Fingerprint] = true
+	}
+	for fp, id := range r.workerIDs {
+		if !served[fp] { // a toolchain no longer served stops being offered at once (§5.6)
+			if _, err := r.do(ctx, wire.OpWithdraw, verbs.WithdrawRequest{WorkerID: id}.Append(nil)); err != nil {
+				return err
+			}
+			delete(r.workerIDs, fp)
+		}
+	}
+	for _, tc := range r.n.work.Toolchains() {
+		if r.workerIDs[tc.Fingerprint] != "" {
+			continue
+		}
+		req := verbs.RegisterRequest{Fingerprint: tc.Fingerprint, Endpoint: r.n.endpoint(), Slots: uint32(r.n.work.Status().Slots),
+			Codecs: wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4), Capacity: r.n.capacity(tc.Label)}
+		body, err := r.do(ctx, wire.OpRegister, req.Append(nil))
+		if err != nil {
+			return err
+		}
+		ok, err := verbs.ParseRegisterOk(body)
+		if err != nil {
+			return err
+		}
+		r.workerIDs[tc.Fingerprint] = ok.WorkerID
+	}
+	return nil
+}
+
+func (r *registrar) heartbeat(ctx context.Context) error {
+	st := r.n.work.Status()
+	load := verbs.Load{Cordoned: st.Cordon != 1, CompileBudgetFull: st.BudgetLimited}
+	for _, id := range r.workerIDs {
+		req := verbs.HeartbeatRequest{WorkerID: id, InFlight: uint32(st.InFlight), Load: load}
+		if _, err := r.do(ctx, wire.OpHeartbeat, req.Append(nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *registrar) withdraw() {
+	if r.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, id := range r.workerIDs {
+		r.conn.Do(ctx, wire.OpWithdraw, []byte(id))
+	}
+	r.conn.Close()
+}
+
+// splitPayload turns an Append-built payload back into fields for Do.
+func splitPayload(op wire.Op, payload []byte) ([][]byte, error) {
+	info, _ := wire.Lookup(op)
+	return wire.SplitFields(nil, payload, info.Arity)
+}
+
+// capacity is this machine's capacity record for REGISTER.
+func (n *Node) capacity(label string) verbs.Capacity {
+	c := verbs.Capacity{Version: Version, ToolchainLabel: label}
+	c.LogicalCores = verbs.Some(uint32(runtime.NumCPU()))
+	if n.host.MemoryTotal > 0 {
+		c.TotalMemory = verbs.Some(n.host.MemoryTotal)
+	}
+	return c
+}
+
+// schedulerAddr is where this node's scheduler verbs go: its own node port over loopback while
+// it leads, else the scheduler endpoint the leader announced.
+func (n *Node) schedulerAddr() string {
+	if n.cons.IsLeader() {
+		host, port, _ := net.SplitHostPort(n.nodeLn.Addr().String())
+		if isWildcardHost(host) {
+			host = "127.0.0.1"
+		}
+		return net.JoinHostPort(host, port)
+	}
+	id, ok := n.cons.Leader()
+	if !ok {
+		return ""
+	}
+	m, _ := n.cons.State().Member(id)
+	return m.SchedulerEndpoint
+}

@@ -1,0 +1,236 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/consensus"
+	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
+	"github.com/buildfleet/buildfleet/internal/pace/identity"
+	"github.com/buildfleet/buildfleet/internal/pace/lease"
+	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
+	"github.com/buildfleet/buildfleet/internal/pace/nodeproof/sealedconn"
+	"github.com/buildfleet/buildfleet/internal/pace/scheduler"
+	"github.com/buildfleet/buildfleet/internal/pace/thismachine"
+	"github.com/buildfleet/buildfleet/internal/pace/tier"
+	"github.com/buildfleet/buildfleet/internal/pace/worker"
+)
+
+// schedulerIdle is how long the node port keeps a connection that sends nothing (spec §6.4:
+// the scheduler's 5 s sweep, which is why RELEASE takes a connection of its own).
+const schedulerIdle = 5 * time.Second
+
+// Start brings a node up from its configuration: identity, sockets (bound from the plan's
+// surface table), consensus, the cache tier, the scheduler, the worker, then serving. A
+// configuration the startup rules refuse returns ErrRefused before anything is bound.
+func Start(ctx context.Context, cfg Config, env Env, log *slog.Logger, level *slog.LevelVar) (*Node, error) {
+	p := NewPlan(cfg, env)
+	if len(p.Violations) > 0 {
+		return nil, wrapRefused(p)
+	}
+	n := &Node{plan: p, log: log, LogLevel: level, now: time.Now, spentTickets: lease.NewSpentSet(0)}
+	n.flagFleetOpen.Store(cfg.FleetOpen)
+	adv := p.Advertise
+	n.advertise.Store(&adv)
+	n.local = thismachine.New(thismachine.InterfaceAddrs, time.Now, 30*time.Second, log)
+	ctx, n.cancel = context.WithCancel(ctx)
+	if err := n.open(ctx); err != nil {
+		n.cancel()
+		n.abort()
+		return nil, err
+	}
+	n.serve(ctx)
+	return n, nil
+}
+
+// open builds every component; on failure what was built is closed by abort.
+func (n *Node) open(ctx context.Context) (err error) {
+	cfg := n.plan.Cfg
+	if n.id, err = identity.Load(n.plan.StateDir, identity.Options{NodeID: cfg.NodeID}); err != nil {
+		return err
+	}
+	for _, l := range n.id.LogLines() {
+		n.log.Info(l)
+	}
+	if err = n.bind(); err != nil {
+		return err
+	}
+	n.cons, err = consensus.Open(ctx, consensus.Config{StateDir: n.plan.StateDir, NodeID: n.id.NodeID,
+		PublicKey: n.id.Key.Public(), RaftEndpoint: n.plan.RaftEndpoint, NodeEndpoint: n.endpoint(), Logger: n.log})
+	if err != nil {
+		return err
+	}
+	if err = n.openTier(); err != nil {
+		return err
+	}
+	n.sched, err = scheduler.New(scheduler.Config{ClusterID: n.cons.State().ClusterID(),
+		Signer: leaseSigner{key: n.id.Key, nodeID: n.id.NodeID}, Verifier: clusterVerifier{n.cons}, Logger: n.log})
+	if err != nil {
+		return err
+	}
+	n.proof = &nodeproof.Server{ID: n.id.NodeID, Key: n.id.Key, Roster: liveRoster{n.cons}, Random: rand.Reader, Counters: &n.proofCounters}
+	return n.openWorker(ctx)
+}
+
+// bind opens the sockets the plan's surface table names. A node port already held (by a
+// pace-kv on 6674, say) refuses the start (mission document).
+func (n *Node) bind() (err error) {
+	if n.nodeLn, err = net.Listen("tcp", n.plan.Bind("node")); err != nil {
+		return fmt.Errorf("%w: the node port %s is not free (%v): run one of pace-kv and pace-node on it, or give one --listen-node / --listen a port of its own", ErrRefused, n.plan.Bind("node"), err)
+	}
+	if b := n.plan.Bind("raft"); b != "" {
+		if n.raftLn, err = net.Listen("tcp", b); err != nil {
+			return fmt.Errorf("consensus port %s: %w", b, err)
+		}
+	}
+	if b := n.plan.Bind("admin"); b != "" {
+		if n.adminLn, err = net.Listen("tcp", b); err != nil {
+			return fmt.Errorf("admin surface %s: %w", b, err)
+		}
+	}
+	return nil
+}
+
+func (n *Node) openTier() (err error) {
+	cfg := n.plan.Cfg
+	tc := tier.Config{Dir: cfg.CacheDir, MaxDisk: int64(cfg.CacheDisk), MaxMemory: int64(cfg.CacheMemory),
+		Upstream: cfg.Upstream, UpstreamPassword: cfg.RequirePass, ThisMachine: n.local, Logger: n.log}
+	if !tc.Enabled() {
+		n.log.Info("no cache tier (--cache-memory=0 and no --cache-dir): cache verbs answer unknown-opcode")
+		return nil
+	}
+	if n.tier, err = tier.New(tc); err != nil {
+		return err
+	}
+	n.log.Info(n.tier.String())
+	return nil
+}
+
+func (n *Node) openWorker(ctx context.Context) (err error) {
+	cfg := n.plan.Cfg
+	tierResident := uint64(0)
+	if n.tier != nil {
+		tierResident = cfg.CacheMemory
+	}
+	n.host = hostFacts(tierResident)
+	if !cfg.Worker.RunsWorker() {
+		return nil
+	}
+	base := worker.Config{Signer: n.id.Key, VerifyLeases: true, Leases: leaseState{n.cons}, Endpoint: n.endpoint, Logger: n.log}
+	wcfg, err := cfg.Worker.Config(n.host, filepath.Join(n.plan.StateDir, "toolchains"), base)
+	if err != nil {
+		return err
+	}
+	if n.work, err = worker.New(wcfg); err != nil {
+		return err
+	}
+	n.work.Start(ctx)
+	return nil
+}
+
+// abort closes what open built, after a failed start.
+func (n *Node) abort() {
+	for _, l := range []net.Listener{n.nodeLn, n.raftLn, n.adminLn} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	if n.work != nil {
+		n.work.Close()
+	}
+	if n.tier != nil {
+		n.tier.Close(context.Background())
+	}
+	if n.cons != nil {
+		n.cons.Stop()
+	}
+}
+
+// serve starts the node port, the consensus listener, the admin surface and the background
+// loops, then logs the ready line.
+func (n *Node) serve(ctx context.Context) {
+	frames, err := frameserver.New(frameserver.Config{Handler: n, IdleTimeout: schedulerIdle, Logger: n.log,
+		Observer: sealedconn.CountSealRefusals(frameserver.NopObserver{}, &n.proofCounters)})
+	if err != nil {
+		panic(err) // the configuration above is static; New only refuses a nil handler
+	}
+	n.frames = frames
+	n.metrics = n.newMetrics()
+	n.goRun(func() { n.frames.Serve(n.nodeLn) })
+	if n.raftLn != nil {
+		n.goRun(n.refuseRaftPeers)
+	}
+	if n.adminLn != nil {
+		n.serveAdmin()
+	}
+	n.goRun(func() { n.sweep(ctx) })
+	if n.work != nil {
+		r := &registrar{n: n, workerIDs: map[string]string{}}
+		n.goRun(func() { r.run(ctx) })
+	}
+	n.log.Info(n.readyLine())
+}
+
+// sweep expires leases and silent workers every 5 s while this node leads.
+func (n *Node) sweep(ctx context.Context) {
+	t := time.NewTicker(schedulerIdle)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n.cons.IsLeader() {
+				n.sched.Sweep()
+			}
+		}
+	}
+}
+
+// refuseRaftPeers keeps --listen-raft bound as the surface table says while the cluster has
+// one member: this build speaks no consensus peer handshake yet, so every connection is closed
+// and counted.
+func (n *Node) refuseRaftPeers() {
+	for {
+		c, err := n.raftLn.Accept()
+		if err != nil {
+			return
+		}
+		n.counters.raftConnectionsNoHandshake.Add(1)
+		c.Close()
+	}
+}
+
+func (n *Node) readyLine() string {
+	mode := n.cons.Status().Mode
+	slots, toolchains, check := "0 (no worker)", "-", "off"
+	if n.work != nil {
+		st := n.work.Status()
+		slots, toolchains, check = fmt.Sprint(st.Slots), "surveying", "on"
+		if st.Surveyed {
+			toolchains = fmt.Sprint(len(st.Toolchains))
+		}
+	}
+	return fmt.Sprintf("pace-node ready: mode=%s node=%s cluster=%s node-port=%s advertise=%s consensus=%s (dialled at %s) slots=%s toolchains=%s lease-check=%s admits: %s; fleet-open %s",
+		mode, n.id.NodeID, n.cons.State().ClusterID(), n.nodeLn.Addr(), n.endpoint(), bindOrNone(n.raftLn), orNone(n.plan.RaftEndpoint),
+		slots, toolchains, check, admissionPolicy(n), onOff(n.fleetOpen()))
+}
+
+func bindOrNone(l net.Listener) string {
+	if l == nil {
+		return "none"
+	}
+	return l.Addr().String()
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
