@@ -136,7 +136,7 @@ func validPrefix(prefix string, min int) bool {
 		return false
 	}
 	parts := strings.Split(prefix, "-")
-	if len(parts) < min || parts[0] == "" || parts[0][0] < 'a' || parts[0][0] > 'z' {
+	if len(parts) < min || parts[0] == "" || parts[0][0] < 'a' || parts[0][0] > 'z' || isStandardWrapper(parts) {
 		return false
 	}
 	for _, p := range parts {
@@ -145,4 +145,12 @@ func validPrefix(prefix string, min int) bool {
 		}
 	}
 	return true
+}
+
+// isStandardWrapper reports a prefix naming a C standard, as in Debian's c89-gcc and c99-gcc:
+// those are scripts adding -std and -pedantic to gcc, not compilers for a target, and a
+// masquerade or a worker taking them for gcc would compile with the wrong options.
+func isStandardWrapper(parts []string) bool {
+	p := parts[0]
+	return len(parts) == 1 && len(p) == 3 && p[0] == 'c' && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9'
 }

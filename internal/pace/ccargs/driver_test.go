@@ -50,14 +50,14 @@ func TestClassifyDriver(t *testing.T) {
 
 // Tools that merely look like compilers must never be taken for one: pace-cc itself (so a
 // launcher is never mistaken for a masquerade), the gcc wrappers of binutils, the compilers
-// proper, and other caches.
+// proper, other caches, and the POSIX c89/c99 scripts (gcc with -std added).
 func TestClassifyDriverRefusesLookalikes(t *testing.T) {
 	for _, name := range []string{
 		"", "/", "pace-cc", "/usr/local/bin/pace-cc", "distcc", "ccache", "sccache", "gcc-ar",
 		"gcc-ar-12", "gcc-nm", "gcc-ranlib", "x86_64-linux-gnu-gcc-ar-12", "cc1", "cc1plus",
 		"c++filt", "clang-tidy", "clang-format", "clangd", "cpp", "ld", "as", "my-cc",
 		"gcc-", "gcc-12.", "gcc-1..2", "clang--18", "-gcc", "x86_64--gcc", "9x-gcc", "Gcc+",
-		"x86_64-pc-linux-gnu-clang-cl", "arm-cl", "gcc.sh",
+		"x86_64-pc-linux-gnu-clang-cl", "arm-cl", "gcc.sh", "c89-gcc", "c99-gcc", "/usr/bin/c11-gcc",
 	} {
 		if d, ok := ClassifyDriver(name); ok {
 			t.Errorf("ClassifyDriver(%q) = %+v, want not a driver", name, d)

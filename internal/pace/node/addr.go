@@ -9,14 +9,14 @@ import (
 )
 
 // parseListen reads a `[addr:]port` bind: a bare port binds defaultHost; an empty value is
-// "closed". An empty host before a colon (":6674") is refused as a typo, echoing the value.
+// "closed"; port 0 lets the kernel choose (the ready line names the port it chose). An empty host before a colon (":6674") is refused as a typo, echoing the value.
 func parseListen(flagName, v, defaultHost string) (string, error) {
 	if v == "" {
 		return "", nil
 	}
 	if port, err := strconv.Atoi(v); err == nil {
-		if port < 1 || port > 65535 {
-			return "", fmt.Errorf("--%s=%s: a port is 1 to 65535", flagName, v)
+		if port < 0 || port > 65535 {
+			return "", fmt.Errorf("--%s=%s: a port is 0 to 65535", flagName, v)
 		}
 		return net.JoinHostPort(defaultHost, v), nil
 	}

@@ -19,6 +19,7 @@ type counters struct {
 	mintsRefusedMalformed      atomic.Uint64
 	mintsRefusedNoRandom       atomic.Uint64
 	raftConnectionsNoHandshake atomic.Uint64
+	endpointChanges            atomic.Uint64
 }
 
 func (c *counters) metrics() []counter.Metric {
@@ -31,6 +32,7 @@ func (c *counters) metrics() []counter.Metric {
 		{Name: "pace_node_ticket_mints_refused_not_local_total", Help: "MINT-TICKET from a caller that is not this machine.", Value: &c.mintsRefusedNotLocal},
 		{Name: "pace_node_ticket_mints_refused_malformed_total", Help: "MINT-TICKET naming no usable audience (loopback, wildcard, no host).", Value: &c.mintsRefusedMalformed},
 		{Name: "pace_node_ticket_mints_refused_no_random_total", Help: "MINT-TICKET refused: the random source failed.", Value: &c.mintsRefusedNoRandom},
+		{Name: "pace_node_endpoint_changes_total", Help: "Times the advertised endpoint moved (an auto address re-derived, or a reload).", Value: &c.endpointChanges},
 		{Name: "pace_raft_peer_connections_refused_no_handshake_total", Help: "Consensus connections closed: this build runs a cluster of one and speaks no peer handshake yet.", Value: &c.raftConnectionsNoHandshake},
 	}
 	for _, r := range identity.TicketReasons() {

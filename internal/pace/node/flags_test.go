@@ -26,6 +26,12 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+func TestUnknownNodeClassIsAUsageError(t *testing.T) {
+	if _, err := Load([]string{"--node-class=server"}, 8<<30); err == nil || !strings.Contains(err.Error(), "workstation or dedicated") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestSettingsFileAndCommandLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pace-node.yaml")
 	os.WriteFile(path, []byte(`# a node

@@ -28,6 +28,7 @@ type Plan struct {
 	Surfaces       []Surface
 	Advertise      string // endpoint signed into leases; resolved from auto
 	AdvertiseAuto  bool
+	FollowsRoute   bool   // auto on a node port other machines reach: re-derived while running
 	RaftEndpoint   string // what peers dial for consensus; "" with no consensus
 	StateDir       string
 	StateDirReason string
@@ -122,7 +123,8 @@ func (p *Plan) resolveEndpoints(env Env) {
 	if nodeBind := p.Bind("node"); nodeBind != "" {
 		p.Advertise, p.AdvertiseAuto = c.Advertise, c.Advertise == "auto" || c.Advertise == ""
 		if p.AdvertiseAuto {
-			p.Advertise = net.JoinHostPort(routed, portOf(nodeBind))
+			p.Advertise = net.JoinHostPort(autoHost(nodeBind, routed), portOf(nodeBind))
+			p.FollowsRoute = !isLoopbackHost(hostOf(nodeBind))
 		} else if err := parseDial("advertise", c.Advertise); err != nil {
 			p.violate("%v", err)
 		}
@@ -130,10 +132,20 @@ func (p *Plan) resolveEndpoints(env Env) {
 	if raftBind := p.Bind("raft"); raftBind != "" {
 		host := c.RaftSelf
 		if host == "" || host == "auto" {
-			host = routed
+			host = autoHost(raftBind, routed)
 		}
 		p.RaftEndpoint = net.JoinHostPort(host, portOf(raftBind))
 	}
+}
+
+// autoHost is the host an "auto" endpoint names: the address this machine routes from, unless
+// the socket binds only loopback, where that address would reach nothing and the bound
+// loopback address is the one a caller can dial.
+func autoHost(bind, routed string) string {
+	if h := hostOf(bind); isLoopbackHost(h) && h != "localhost" {
+		return h
+	}
+	return routed
 }
 
 // judge applies the startup policy rules of spec §3.4 that this build's features reach.

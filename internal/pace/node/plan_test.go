@@ -67,7 +67,6 @@ func TestStartupRules(t *testing.T) {
 		"rule 7: worker flags with --slots=0":       {"--slots=0", "--toolchain=gcc"},
 		"rule 9: upstream is not host:port":         {"--upstream=pace-kv"},
 		"rule 1: consensus endpoint is a wildcard":  {"--raft-self=0.0.0.0"},
-		"node class": {"--node-class=server"},
 	}
 	for name, args := range cases {
 		p := plan(t, args...)
@@ -88,5 +87,22 @@ func TestUnroutedMachineAdvertisesLoopbackWithANote(t *testing.T) {
 	p := NewPlan(c, env)
 	if p.Advertise != "127.0.0.1:6674" || len(p.Notes) == 0 || len(p.Violations) != 0 {
 		t.Fatalf("%+v", p)
+	}
+}
+
+// TestAutoEndpointsOfALoopbackNode: a node port or consensus port bound to loopback advertises
+// that loopback address (the routed one would reach nothing), and only a node port other
+// machines reach follows the route while running.
+func TestAutoEndpointsOfALoopbackNode(t *testing.T) {
+	p := plan(t, "--listen-node=127.0.0.1:7000", "--listen-raft=127.0.0.2:7001")
+	if p.Advertise != "127.0.0.1:7000" || p.RaftEndpoint != "127.0.0.2:7001" || p.FollowsRoute {
+		t.Fatalf("loopback: advertise %s raft %s follows %v", p.Advertise, p.RaftEndpoint, p.FollowsRoute)
+	}
+	p = plan(t, "--listen-node=7000")
+	if hostOf(p.Advertise) == "127.0.0.1" || !p.FollowsRoute {
+		t.Fatalf("wildcard: advertise %s follows %v", p.Advertise, p.FollowsRoute)
+	}
+	if p = plan(t, "--listen-node=7000", "--advertise=10.0.0.9:7000"); p.FollowsRoute {
+		t.Fatal("a pinned --advertise never moves by itself")
 	}
 }

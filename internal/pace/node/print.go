@@ -41,8 +41,11 @@ func (p Plan) printDialled(w io.Writer) {
 	fmt.Fprintln(w, "\ndialled at:")
 	if p.Advertise != "" {
 		how := ""
-		if p.AdvertiseAuto {
+		switch {
+		case p.FollowsRoute:
 			how = " (auto: the address this machine routes from, re-derived while running)"
+		case p.AdvertiseAuto:
+			how = " (auto: the node port binds only loopback)"
 		}
 		fmt.Fprintf(w, "  node endpoint       %-21s -- signed into leases; what clients DIAL%s\n", p.Advertise, how)
 	}

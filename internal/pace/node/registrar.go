@@ -26,6 +26,7 @@ type registrar struct {
 	n         *Node
 	conn      *sealedconn.Conn
 	workerIDs map[string]string // fingerprint -> worker id the scheduler gave
+	endpoint  string            // the endpoint those registrations name
 }
 
 func (r *registrar) run(ctx context.Context) {
@@ -42,6 +43,7 @@ func (r *registrar) run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-r.n.work.Changes():
+		case <-r.n.endpointMoved:
 		}
 	}
 }
@@ -96,23 +98,16 @@ func (r *registrar) do(ctx context.Context, op wire.Op, payload []byte) ([]byte,
 }
 
 func (r *registrar) registerAll(ctx context.Context) error {
-	served := map[string]bool{}
-	for _, tc := range r.n.work.Toolchains() {
-		served[tc.Fingerprint] = true
+	endpoint := r.n.endpoint()
+	if err := r.withdrawStale(ctx, endpoint); err != nil {
+		return err
 	}
-	for fp, id := range r.workerIDs {
-		if !served[fp] { // a toolchain no longer served stops being offered at once (§5.6)
-			if _, err := r.do(ctx, wire.OpWithdraw, verbs.WithdrawRequest{WorkerID: id}.Append(nil)); err != nil {
-				return err
-			}
-			delete(r.workerIDs, fp)
-		}
-	}
+	r.endpoint = endpoint
 	for _, tc := range r.n.work.Toolchains() {
 		if r.workerIDs[tc.Fingerprint] != "" {
 			continue
 		}
-		req := verbs.RegisterRequest{Fingerprint: tc.Fingerprint, Endpoint: r.n.endpoint(), Slots: uint32(r.n.work.Status().Slots),
+		req := verbs.RegisterRequest{Fingerprint: tc.Fingerprint, Endpoint: endpoint, Slots: uint32(r.n.work.Status().Slots),
 			Codecs: wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4), Capacity: r.n.capacity(tc.Label)}
 		body, err := r.do(ctx, wire.OpRegister, req.Append(nil))
 		if err != nil {
@@ -123,6 +118,25 @@ func (r *registrar) registerAll(ctx context.Context) error {
 			return err
 		}
 		r.workerIDs[tc.Fingerprint] = ok.WorkerID
+	}
+	return nil
+}
+
+// withdrawStale withdraws the registrations no longer true: a toolchain no longer served stops
+// being offered at once (§5.6), and after an endpoint move every registration goes, to be made
+// again under the new endpoint.
+func (r *registrar) withdrawStale(ctx context.Context, endpoint string) error {
+	served := map[string]bool{}
+	for _, tc := range r.n.work.Toolchains() {
+		served[tc.Fingerprint] = r.endpoint == "" || r.endpoint == endpoint
+	}
+	for fp, id := range r.workerIDs {
+		if !served[fp] {
+			if _, err := r.do(ctx, wire.OpWithdraw, verbs.WithdrawRequest{WorkerID: id}.Append(nil)); err != nil {
+				return err
+			}
+			delete(r.workerIDs, fp)
+		}
 	}
 	return nil
 }

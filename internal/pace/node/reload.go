@@ -69,12 +69,10 @@ func (n *Node) apply(ctx context.Context, next Plan) error {
 	if wasOpen := n.flagFleetOpen.Swap(cfg.FleetOpen); wasOpen && !cfg.FleetOpen {
 		n.log.Warn("--fleet-open closed by reload", "admits", admissionPolicy(n))
 	}
-	if next.Advertise != n.endpoint() {
-		n.log.Info("advertised endpoint moved by reload; leases naming the old one are refused until they expire",
-			"from", n.endpoint(), "to", next.Advertise)
-		adv := next.Advertise
-		n.advertise.Store(&adv)
+	if adv := n.boundEndpoint(next.Advertise); adv != n.endpoint() {
+		n.moveEndpoint(n.endpoint(), adv, "reload")
 	}
+	n.followsRoute.Store(next.FollowsRoute)
 	toolchainsChanged := !slices.Equal(n.plan.Cfg.Worker.Toolchains, cfg.Worker.Toolchains) || n.plan.Cfg.Worker.NoDiscovery != cfg.Worker.NoDiscovery
 	n.plan = next
 	if n.work != nil && toolchainsChanged {

@@ -33,8 +33,10 @@ func Start(ctx context.Context, cfg Config, env Env, log *slog.Logger, level *sl
 	if len(p.Violations) > 0 {
 		return nil, wrapRefused(p)
 	}
-	n := &Node{plan: p, log: log, LogLevel: level, now: time.Now, spentTickets: lease.NewSpentSet(0)}
+	n := &Node{plan: p, log: log, LogLevel: level, now: time.Now, spentTickets: lease.NewSpentSet(0),
+		routedFrom: env.RoutedFrom, endpointMoved: make(chan struct{}, 1)}
 	n.flagFleetOpen.Store(cfg.FleetOpen)
+	n.followsRoute.Store(p.FollowsRoute)
 	adv := p.Advertise
 	n.advertise.Store(&adv)
 	n.local = thismachine.New(thismachine.InterfaceAddrs, time.Now, 30*time.Second, log)
@@ -93,7 +95,20 @@ func (n *Node) bind() (err error) {
 			return fmt.Errorf("admin surface %s: %w", b, err)
 		}
 	}
+	n.fillEphemeralPorts()
 	return nil
+}
+
+// fillEphemeralPorts puts the ports the kernel chose for a ":0" bind into the endpoints the
+// node signs into leases and registers in the roster, so a node started on port 0 (tests, the
+// demo) advertises something dialable.
+func (n *Node) fillEphemeralPorts() {
+	adv := n.boundEndpoint(n.endpoint())
+	n.advertise.Store(&adv)
+	n.plan.Advertise = adv
+	if n.raftLn != nil && portOf(n.plan.RaftEndpoint) == "0" {
+		n.plan.RaftEndpoint = net.JoinHostPort(hostOf(n.plan.RaftEndpoint), portOf(n.raftLn.Addr().String()))
+	}
 }
 
 func (n *Node) openTier() (err error) {
@@ -169,6 +184,7 @@ func (n *Node) serve(ctx context.Context) {
 		n.serveAdmin()
 	}
 	n.goRun(func() { n.sweep(ctx) })
+	n.goRun(func() { n.followRoute(ctx) })
 	if n.work != nil {
 		r := &registrar{n: n, workerIDs: map[string]string{}}
 		n.goRun(func() { r.run(ctx) })
@@ -216,9 +232,9 @@ func (n *Node) readyLine() string {
 			toolchains = fmt.Sprint(len(st.Toolchains))
 		}
 	}
-	return fmt.Sprintf("pace-node ready: mode=%s node=%s cluster=%s node-port=%s advertise=%s consensus=%s (dialled at %s) slots=%s toolchains=%s lease-check=%s admits: %s; fleet-open %s",
+	return fmt.Sprintf("pace-node ready: mode=%s node=%s cluster=%s node-port=%s advertise=%s consensus=%s (dialled at %s) admin=%s slots=%s toolchains=%s lease-check=%s admits: %s; fleet-open %s",
 		mode, n.id.NodeID, n.cons.State().ClusterID(), n.nodeLn.Addr(), n.endpoint(), bindOrNone(n.raftLn), orNone(n.plan.RaftEndpoint),
-		slots, toolchains, check, admissionPolicy(n), onOff(n.fleetOpen()))
+		bindOrNone(n.adminLn), slots, toolchains, check, admissionPolicy(n), onOff(n.fleetOpen()))
 }
 
 func bindOrNone(l net.Listener) string {
