@@ -1,0 +1,312 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+)
+
+// build runs a build job (spec §6.3): Building, prefetch, build with the spec's limits and
+// the log streamed, BuildOutput, upload of the outputs and their closure.
+func (r *run) build(ctx context.Context, bj *wire.BuildJob) error {
+	if len(bj.Builds) != 1 {
+		return failed(wire.BuildFailureKindPermanent, fmt.Errorf("a build job carries exactly one BuildSpec, got %d", len(bj.Builds)))
+	}
+	spec := bj.Builds[0]
+	if ctx.Err() != nil { // an abort that came before the job started
+		return context.Cause(ctx)
+	}
+	if err := r.update(&wire.JobUpdateBuilding{BuildID: spec.BuildID}); err != nil {
+		return err
+	}
+	if spec.Kind == wire.BuildSpecKindSubstitute {
+		return failed(wire.BuildFailureKindSubstituteUnavailable, errors.New("this worker does not substitute from upstream caches"))
+	}
+	outputs, substituted, metrics, err := r.realise(ctx, spec)
+	if err != nil {
+		return err
+	}
+	infos, err := r.s.w.nix.PathInfo(ctx, outputs)
+	if err != nil {
+		return failed(wire.BuildFailureKindTransient, fmt.Errorf("reading the outputs: %w", err))
+	}
+	names := r.outputNames(ctx, spec)
+	update := &wire.JobUpdateBuildOutput{BuildID: spec.BuildID, Metrics: metrics, Substituted: substituted}
+	for _, in := range infos {
+		update.Outputs = append(update.Outputs, buildOutput(names[in.Path], in))
+	}
+	if err := r.update(update); err != nil {
+		return err
+	}
+	if err := r.update(&wire.JobUpdateStage{Stage: wire.BuildStageUpload}); err != nil {
+		return err
+	}
+	return r.uploadOutputs(ctx, outputs)
+}
+
+// uploadOutputs uploads the outputs and whatever of their closure the cache lacks.
+func (r *run) uploadOutputs(ctx context.Context, outputs []string) error {
+	closure, err := r.s.w.nix.Requisites(ctx, outputs)
+	if err != nil {
+		return failed(wire.BuildFailureKindTransient, err)
+	}
+	end := r.phase(wire.JobPhaseNarPush)
+	n, sent, err := r.push(ctx, closure)
+	end(n, sent)
+	return err
+}
+
+// realise makes the outputs valid: already valid (reported as substituted), or prefetched
+// inputs and a build.
+func (r *run) realise(ctx context.Context, spec wire.BuildSpec) (outputs []string, substituted bool, metrics wire.Option[wire.BuildMetrics], err error) {
+	for _, o := range spec.Outputs {
+		outputs = append(outputs, o.Path)
+	}
+	if len(outputs) > 0 {
+		invalid, err := r.s.w.nix.Invalid(ctx, outputs)
+		if err != nil {
+			return nil, false, metrics, failed(wire.BuildFailureKindTransient, err)
+		}
+		if len(invalid) == 0 {
+			return outputs, true, metrics, r.hold(outputs)
+		}
+	}
+	if err := r.update(&wire.JobUpdateStage{Stage: wire.BuildStagePrefetch}); err != nil {
+		return nil, false, metrics, err
+	}
+	end := r.phase(wire.JobPhasePrefetch)
+	err = r.prefetch(ctx, spec.DrvPath)
+	end(0, 0)
+	if err != nil {
+		return nil, false, metrics, err
+	}
+	if err := r.update(&wire.JobUpdateStage{Stage: wire.BuildStageBuild}); err != nil {
+		return nil, false, metrics, err
+	}
+	end = r.phase(wire.JobPhaseBuild)
+	res, err := r.s.w.nix.Realise(ctx, spec.DrvPath, nixexec.BuildOptions{
+		Timeout: seconds(spec.TimeoutSecs), MaxSilent: seconds(spec.MaxSilentSecs),
+		Log: newLogForwarder(r.j.id, r.s.send)})
+	end(len(res.Outputs), 0)
+	metrics = wire.Some(wire.BuildMetrics{BuildTimeMs: wire.Some(uint64(res.Duration.Milliseconds()))})
+	if err != nil {
+		return nil, false, metrics, buildFailure(err, metrics)
+	}
+	return res.Outputs, false, metrics, r.hold(res.Outputs)
+}
+
+// buildFailure maps a nixexec build error to the kind the worker reports (spec §6.3).
+func buildFailure(err error, metrics wire.Option[wire.BuildMetrics]) error {
+	var be *nixexec.BuildError
+	if !errors.As(err, &be) {
+		return err
+	}
+	kind := map[nixexec.FailureKind]wire.BuildFailureKind{nixexec.Permanent: wire.BuildFailureKindPermanent,
+		nixexec.Timeout: wire.BuildFailureKindTimeout, nixexec.Transient: wire.BuildFailureKindTransient}[be.Kind]
+	return &jobError{kind: kind, err: be, metrics: metrics}
+}
+
+func seconds(o wire.Option[uint64]) time.Duration {
+	if s, ok := o.Get(); ok && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return 0
+}
+
+// hold roots paths for the rest of the job.
+func (r *run) hold(paths []string) error {
+	if err := r.roots.Add(paths...); err != nil {
+		return failed(wire.BuildFailureKindTransient, err)
+	}
+	return nil
+}
+
+// prefetch makes the derivation and its inputs valid (spec §6.3 step 3): the .drv and its
+// closure, then the outputs of its input derivations and its input sources with theirs,
+// pulling from the cache whatever the store lacks.
+func (r *run) prefetch(ctx context.Context, drv string) error {
+	if err := r.fetchClosure(ctx, []string{drv}); err != nil {
+		return err
+	}
+	self, err := r.s.w.nix.ShowDerivations(ctx, []string{drv}, false)
+	if err != nil {
+		return failed(wire.BuildFailureKindTransient, err)
+	}
+	d := self[drv]
+	drvs, err := r.s.w.nix.ShowDerivations(ctx, d.Dependencies(), false)
+	if err != nil {
+		return failed(wire.BuildFailureKindTransient, err)
+	}
+	required := slices.Clone(d.InputSrcs)
+	for dep, outs := range d.InputDrvs {
+		for _, name := range outs {
+			if p := drvs[dep].Outputs[name]; p != "" {
+				required = append(required, p)
+			}
+		}
+	}
+	slices.Sort(required)
+	return r.fetchClosure(ctx, required)
+}
+
+// fetchClosure makes paths and everything they reference valid: the invalid ones are looked
+// up in the cache (Pull), their references followed until every path is known, then the
+// NARs are pulled and imported in dependency order. A path the cache lacks fails the job as
+// InputsUnavailable with the missing paths (spec §6.3). Every path is held by a GC root.
+func (r *run) fetchClosure(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	if err := r.hold(paths); err != nil {
+		return err
+	}
+	infos, missing, err := r.resolveClosure(ctx, paths)
+	if err != nil {
+		return err
+	}
+	if len(infos) == 0 && len(missing) == 0 {
+		return nil
+	}
+	return r.pullAndImport(ctx, infos, missing)
+}
+
+// resolveClosure asks the cache (Pull) about the invalid ones among paths and, following the
+// references it answers with, about every invalid path they need.
+func (r *run) resolveClosure(ctx context.Context, paths []string) (map[string]wire.CachedPath, []string, error) {
+	queue, err := r.s.w.nix.Invalid(ctx, paths)
+	if err != nil {
+		return nil, nil, failed(wire.BuildFailureKindTransient, err)
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	infos := map[string]wire.CachedPath{}
+	var missing []string
+	for len(queue) > 0 {
+		status, err := r.cacheQuery(ctx, queue, wire.QueryModePull, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		var next []string
+		for _, p := range queue {
+			c, ok := status[p]
+			if !ok || !c.Cached {
+				missing = append(missing, p)
+				continue
+			}
+			infos[p] = c
+			refs, _ := c.References.Get()
+			for _, ref := range refs {
+				if full := nixexec.FullStorePath(ref); !seen[full] {
+					seen[full] = true
+					next = append(next, full)
+				}
+			}
+		}
+		if queue, err = r.s.w.nix.Invalid(ctx, next); err != nil {
+			return nil, nil, failed(wire.BuildFailureKindTransient, err)
+		}
+	}
+	return infos, missing, nil
+}
+
+func (r *run) pullAndImport(ctx context.Context, infos map[string]wire.CachedPath, missing []string) error {
+	if len(missing) == 0 {
+		end := r.phase(wire.JobPhaseNarFetch)
+		files, unavailable, err := r.pull(ctx, infos)
+		end(len(files), 0)
+		if err != nil {
+			return err
+		}
+		missing = unavailable
+		if len(missing) == 0 {
+			end := r.phase(wire.JobPhaseNarImport)
+			err := r.importPulled(ctx, infos, files)
+			end(len(files), 0)
+			if err != nil {
+				return err
+			}
+			return r.hold(slices.Collect(mapsKeys(files)))
+		}
+	}
+	slices.Sort(missing)
+	return &jobError{kind: wire.BuildFailureKindInputsUnavailable, missing: missing,
+		err: fmt.Errorf("%d input paths are not in the cache", len(missing))}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// outputNames maps output paths to output names: the BuildSpec's list, else the .drv's.
+func (r *run) outputNames(ctx context.Context, spec wire.BuildSpec) map[string]string {
+	names := map[string]string{}
+	for _, o := range spec.Outputs {
+		names[o.Path] = o.Name
+	}
+	if len(names) > 0 {
+		return names
+	}
+	if drvs, err := r.s.w.nix.ShowDerivations(ctx, []string{spec.DrvPath}, false); err == nil {
+		for name, p := range drvs[spec.DrvPath].Outputs {
+			names[p] = name
+		}
+	}
+	return names
+}
+
+func buildOutput(name string, in nixexec.PathInfo) wire.BuildOutput {
+	o := wire.BuildOutput{Name: name, StorePath: in.Path, Hash: storeHash(in.Path),
+		NarSize: wire.Some(int64(in.NarSize)), NarHash: wire.Some(in.NarHash)}
+	o.Products = readProducts(in.Path)
+	return o
+}
+
+// storeHash is the hash part of a store path (its cache key).
+func storeHash(p string) string {
+	h, _, _ := strings.Cut(filepath.Base(p), "-")
+	return h
+}
+
+// maxProductsFile bounds the nix-support/hydra-build-products read.
+const maxProductsFile = 1 << 20
+
+// readProducts parses <out>/nix-support/hydra-build-products: lines `type subtype path`.
+func readProducts(out string) []wire.BuildProduct {
+	f, err := os.Open(filepath.Join(out, "nix-support", "hydra-build-products"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var products []wire.BuildProduct
+	sc := bufio.NewScanner(io.LimitReader(f, maxProductsFile))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 {
+			continue
+		}
+		p := wire.BuildProduct{FileType: fields[0], Subtype: fields[1], Path: fields[2], Name: filepath.Base(fields[2])}
+		if st, err := os.Stat(fields[2]); err == nil && st.Mode().IsRegular() {
+			p.Size = wire.Some(uint64(st.Size()))
+		}
+		products = append(products, p)
+	}
+	return products
+}

@@ -1,0 +1,80 @@
+package worker
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+)
+
+// ErrBadPeersFile: a line of the peers file is not `peer_id:token`. The error names the line
+// number, never its content (it holds a secret).
+var ErrBadPeersFile = errors.New("worker: bad peers file")
+
+// maxPeersFileSize bounds what is read from the peers file.
+const maxPeersFileSize = 1 << 20
+
+// ParsePeers reads a peers file (spec §4.2): one `peer_id:token` per line, `#` starting a
+// comment line, blank lines ignored, a `*:token` line answering every challenged peer.
+func ParsePeers(data []byte) ([]wire.PeerToken, error) {
+	var out []wire.PeerToken
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), maxPeersFileSize)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		peer, token, ok := strings.Cut(line, ":")
+		peer, token = strings.TrimSpace(peer), strings.TrimSpace(token)
+		if !ok || peer == "" || token == "" {
+			return nil, fmt.Errorf("%w: line %d: want peer_id:token", ErrBadPeersFile, n)
+		}
+		out = append(out, wire.PeerToken{PeerID: peer, Token: token})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPeersFile, err)
+	}
+	return out, nil
+}
+
+// peersFile is the peers file as last read: its tokens and a digest of its bytes, to tell
+// a real change from a touch.
+type peersFile struct {
+	path   string
+	digest [32]byte
+	tokens session.PeerTokens
+}
+
+// loadPeersFile reads and parses path. An empty path means no peers file: no tokens.
+func loadPeersFile(path string) (peersFile, error) {
+	pf := peersFile{path: path, tokens: session.NewPeerTokens(nil)}
+	if path == "" {
+		return pf, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return pf, fmt.Errorf("worker: peers file: %w", err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxPeersFileSize+1)); err != nil {
+		return pf, fmt.Errorf("worker: peers file: %w", err)
+	}
+	if buf.Len() > maxPeersFileSize {
+		return pf, fmt.Errorf("%w: larger than %d bytes", ErrBadPeersFile, maxPeersFileSize)
+	}
+	pairs, err := ParsePeers(buf.Bytes())
+	if err != nil {
+		return pf, err
+	}
+	pf.digest, pf.tokens = sha256.Sum256(buf.Bytes()), session.NewPeerTokens(pairs)
+	return pf, nil
+}
