@@ -1,0 +1,164 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+)
+
+// Prefix is where the API is mounted on the server's listener.
+const Prefix = "/api/v1"
+
+// LiveView is the running server as the API needs it: which workers hold a session now, a
+// nudge for the dispatcher, and the hand-off of a state change's effects (AbortJob to the
+// workers of closed assignments, offers of startable builds).
+type LiveView interface {
+	LiveWorkers() map[string]LiveWorker
+	Kick()
+	Apply(ctx context.Context, e store.Effects)
+}
+
+// LiveWorker is one connected worker's session.
+type LiveWorker struct {
+	ConnectedAt  time.Time
+	Authorized   []string // peer IDs the session authenticated for
+	Capabilities wire.GradientCapabilities
+}
+
+// Config is what the API needs.
+type Config struct {
+	Store store.Store
+	// Live is the running server; nil means no sessions (every worker offline, Kick and
+	// Apply do nothing), for tools that serve the API without a job loop.
+	Live   LiveView
+	Logger *slog.Logger     // nil: discard
+	Now    func() time.Time // request timing in logs; nil: time.Now
+	Rand   io.Reader        // tokens, keys and salts; nil: crypto/rand.Reader
+	// SealDialToken encrypts a registration's plaintext token for a server-dialed worker
+	// (stored as token_enc). nil: registrations with a url are refused with 501.
+	SealDialToken func(token string) ([]byte, error)
+}
+
+// api serves the routes; every handler gets the authenticated key through the context.
+type api struct {
+	store store.Store
+	live  LiveView
+	log   *slog.Logger
+	now   func() time.Time
+	rand  io.Reader
+	seal  func(string) ([]byte, error)
+}
+
+// scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
+// routes admit a key pinned to the cache they read.
+type scope uint8
+
+const (
+	scopeAdmin scope = iota
+	scopeCacheRead
+)
+
+type route struct {
+	method, path string
+	scope        scope
+	handle       func(a *api, w http.ResponseWriter, r *http.Request) error
+}
+
+var routes = []route{
+	{"GET", "/projects", scopeAdmin, (*api).listProjects},
+	{"POST", "/projects", scopeAdmin, (*api).createProject},
+	{"GET", "/projects/{project}", scopeAdmin, (*api).showProject},
+	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
+	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
+	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
+	{"POST", "/projects/{project}/evaluations", scopeAdmin, (*api).startEvaluation},
+	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
+	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
+	{"GET", "/caches", scopeCacheRead, (*api).listCaches},
+	{"POST", "/caches", scopeAdmin, (*api).createCache},
+	{"GET", "/caches/{cache}", scopeCacheRead, (*api).showCache},
+	{"POST", "/caches/{cache}/registrations", scopeAdmin, (*api).registerCacheWorker},
+	{"PATCH", "/caches/{cache}/registrations/{worker}", scopeAdmin, (*api).setCacheRegistrationActive},
+	{"GET", "/registrations", scopeAdmin, (*api).listRegistrations},
+	{"GET", "/workers", scopeAdmin, (*api).listWorkers},
+	{"GET", "/workers/{worker}", scopeAdmin, (*api).showWorker},
+	{"GET", "/evaluations/{id}", scopeAdmin, (*api).showEvaluation},
+	{"POST", "/evaluations/{id}/abort", scopeAdmin, (*api).abortEvaluation},
+	{"GET", "/builds/{id}", scopeAdmin, (*api).showBuild},
+	{"POST", "/builds/{id}/abort", scopeAdmin, (*api).abortBuild},
+	{"GET", "/builds/{id}/log", scopeAdmin, (*api).buildLog},
+	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
+	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
+	{"DELETE", "/api-keys/{id}", scopeAdmin, (*api).revokeAPIKey},
+}
+
+// New returns the API's handler for every path under Prefix. It authenticates before it
+// routes, so an unauthenticated caller learns nothing about which paths exist.
+func New(cfg Config) http.Handler {
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken}
+	if a.live == nil {
+		a.live = noLive{}
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.rand == nil {
+		a.rand = rand.Reader
+	}
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	for _, rt := range routes {
+		mux.Handle(rt.method+" "+Prefix+rt.path, a.endpoint(rt))
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	for path, methods := range allowed {
+		mux.Handle(Prefix+path, methodNotAllowed(methods))
+	}
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
+	}))
+	return a.authenticate(mux)
+}
+
+// endpoint wraps a route's handler with its scope check and error answer.
+func (a *api) endpoint(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := a.authorize(r, rt.scope); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if err := rt.handle(a, w, r); err != nil {
+			a.fail(w, r, err)
+		}
+	})
+}
+
+func methodNotAllowed(methods []string) http.Handler {
+	allow := slices.Clone(methods)
+	if slices.Contains(allow, "GET") {
+		allow = append(allow, "HEAD")
+	}
+	slices.Sort(allow)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, http.StatusMethodNotAllowed, CodeMethod, r.Method+" is not allowed here")
+	})
+}
+
+// noLive stands in for a server without sessions.
+type noLive struct{}
+
+func (noLive) LiveWorkers() map[string]LiveWorker   { return nil }
+func (noLive) Kick()                                {}
+func (noLive) Apply(context.Context, store.Effects) {}
