@@ -26,8 +26,8 @@ type client interface {
 
 type config struct {
 	proto, addr, password string
-	size, conns, keys      int
-	duration               time.Duration
+	size, conns, keys     int
+	duration              time.Duration
 }
 
 func main() {

@@ -112,7 +112,7 @@ func TestWildcardErrorsAndExclusions(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)
 	f, ref, _ := fetched(t, n)
-	ev, err := n.EvaluateWildcards(ctx, ref, []string{"tests.*, !tests.#.slow, !tests.#.needy", "bad.#.#", "nothing.here", "bad.*"})
+	ev, err := n.EvaluateWildcards(ctx, ref, []string{"tests.*, !tests.#.slow, !tests.#.needy, !tests.#.gated, !tests.#.gated2", "bad.#.#", "nothing.here", "bad.*"})
 	if err != nil {
 		t.Fatal(err)
 	}

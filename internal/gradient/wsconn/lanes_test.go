@@ -243,6 +243,20 @@ func TestBatchesRespectTheirLimits(t *testing.T) {
 	close(gate.open)
 	readLabels(t, worker, 1+controls+BulkLaneSize)
 
+	// The peer can read a batch's frames before the writer's afterBatch hook records it,
+	// so wait until every sent frame is accounted for.
+	recorded := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, b := range batches {
+			n += b.frames
+		}
+		return n
+	}
+	for deadline := time.Now().Add(5 * time.Second); recorded() < 1+controls+BulkLaneSize && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	checkBatches(t, batches, writes)

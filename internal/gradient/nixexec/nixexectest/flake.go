@@ -28,6 +28,25 @@ type Flake struct {
 	// and "slow" builders pass to sleep, unique too, to find leftover processes by.
 	Nonce    string
 	SleepArg string
+	// Gate is the file the "gated" builder waits for: a build a test holds running for as
+	// long as it needs (to kill a process mid-build) and then releases with OpenGate.
+	Gate string
+}
+
+// OpenGate lets every "gated" build of this flake finish.
+func (f Flake) OpenGate(t testing.TB) {
+	t.Helper()
+	if err := os.WriteFile(f.Gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CloseGate makes "gated" builds that start from now on wait again.
+func (f Flake) CloseGate(t testing.TB) {
+	t.Helper()
+	if err := os.Remove(f.Gate); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
 }
 
 // Ref is the flake reference of the repository at Commit.
@@ -43,6 +62,8 @@ func (f Flake) Ref() string { return "git+file://" + f.Dir + "?rev=" + f.Commit 
 //	tests.SYSTEM.sleeper      prints "started", then sleeps 60 s
 //	tests.SYSTEM.fod          a fixed-output derivation (its output is "hello\n")
 //	tests.SYSTEM.needy        depends on slow (for dependent-of-a-timeout cases)
+//	tests.SYSTEM.gated        prints "waiting", then waits until the file GATE exists
+//	tests.SYSTEM.gated2       the same, a second derivation (the gate can be closed again)
 //	bad.SYSTEM.{broken,ok,notdrv}  a throw, a derivation (a) and a plain set
 const flakeTemplate = `{
   description = "gradient test flake NONCE";
@@ -72,6 +93,8 @@ const flakeTemplate = `{
         outputHash = "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03";
       };
       needy = mk "needy" "cat ${slow} > $out" { };
+      gated = mk "gated" "echo waiting; while [ ! -e GATE ]; do sleep 0.2; done; echo opened > $out" { };
+      gated2 = mk "gated2" "echo waiting; while [ ! -e GATE ]; do sleep 0.2; done; echo opened > $out" { };
     };
     bad.${system} = { broken = throw "boom"; ok = a; notdrv = { x = 1; }; };
   };
@@ -92,8 +115,12 @@ func NewFlake(t testing.TB) Flake {
 	_, _ = rand.Read(r[:])
 	n := binary.LittleEndian.Uint64(r[:]) % 1e9
 	f := Flake{Dir: t.TempDir(), System: cfg.System, Nonce: fmt.Sprintf("n%09d", n), SleepArg: fmt.Sprintf("60.%09d", n)}
+	// The builder runs as a build user, so the gate lives in the world-readable /tmp, not
+	// in the test's private temporary directory.
+	f.Gate = filepath.Join(os.TempDir(), "gradient-gate-"+f.Nonce)
+	t.Cleanup(func() { os.Remove(f.Gate) })
 	f.URL = "file://" + f.Dir
-	text := strings.NewReplacer("SYSTEM", f.System, "NONCE", f.Nonce, "SLEEP", f.SleepArg).Replace(flakeTemplate)
+	text := strings.NewReplacer("SYSTEM", f.System, "NONCE", f.Nonce, "SLEEP", f.SleepArg, "GATE", f.Gate).Replace(flakeTemplate)
 	if err := os.WriteFile(filepath.Join(f.Dir, "flake.nix"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

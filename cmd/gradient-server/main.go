@@ -1,0 +1,130 @@
+// Command gradient-server is gradient's Nix CI server: one HTTP listener serving workers on
+// /proto, the JSON administration API under /api/v1 and /healthz, with its state in SQLite
+// under --data-dir (or PostgreSQL with --database-url) and NARs, zstd-compressed as workers
+// upload them, under <data-dir>/nar.
+//
+// `gradient-server admin …` runs the administration commands (bootstrap, projects, caches,
+// worker registrations, evaluations, logs); see `gradient-server admin help`.
+//
+// At start, before the first session, interrupted work is recovered (spec §6.6). SIGTERM or
+// SIGINT sends every worker Draining, closes every session at once and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
+	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/server"
+)
+
+type options struct {
+	listen, dataDir, databaseURL, logLevel string
+	heartbeat                              time.Duration
+	limits                                 server.Limits
+	refuseInbound                          bool
+}
+
+func parse(args []string, getenv func(string) string) (options, error) {
+	o := options{limits: server.DefaultLimits}
+	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
+	fs.StringVar(&o.dataDir, "data-dir", orDefault(getenv(admincli.EnvDataDir), admincli.DefaultDataDir), "`directory` holding the SQLite database and the NARs")
+	fs.StringVar(&o.databaseURL, "database-url", getenv(admincli.EnvDatabaseURL), "PostgreSQL `URL` (postgres://…) instead of SQLite")
+	fs.DurationVar(&o.heartbeat, "worker-heartbeat-timeout", server.DefaultHeartbeatTimeout, "drop a worker silent this long (0 disables the check)")
+	fs.Uint64Var(&o.limits.DefaultTimeoutSecs, "build-default-timeout", o.limits.DefaultTimeoutSecs, "build timeout in `seconds` when a derivation names none (0: no limit)")
+	fs.Uint64Var(&o.limits.DefaultMaxSilentSecs, "build-default-max-silent", o.limits.DefaultMaxSilentSecs, "build silence limit in `seconds` when a derivation names none (0: no limit)")
+	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q (administration commands run as `gradient-server admin …`)", fs.Arg(0))
+	}
+	if o.heartbeat < 0 {
+		return o, errors.New("--worker-heartbeat-timeout must not be negative")
+	}
+	return o, nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "admin" {
+		os.Exit(admincli.Run(context.Background(), os.Args[2:], os.Stdout, os.Stderr, os.Getenv))
+	}
+	o, err := parse(os.Args[1:], os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gradient-server:", err)
+		os.Exit(2)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		fmt.Fprintln(os.Stderr, "gradient-server: --log-level:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	if err := run(o, log); err != nil {
+		log.Error("gradient-server", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	st, err := admincli.OpenStore(ctx, o.dataDir, o.databaseURL)
+	if err != nil {
+		return fmt.Errorf("opening the state: %w", err)
+	}
+	defer st.Close()
+	nars, err := narstore.Open(o.dataDir)
+	if err != nil {
+		return fmt.Errorf("opening NAR storage: %w", err)
+	}
+	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
+		Limits: o.limits, RefuseInbound: o.refuseInbound})
+	if _, err := srv.Recover(ctx); err != nil {
+		return fmt.Errorf("recovering interrupted work: %w", err)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Run(ctx)
+	go hs.Serve(ln)
+	log.Info("gradient-server ready", "listen", ln.Addr().String(), "state", stateName(o), "data_dir", o.dataDir)
+	<-ctx.Done()
+	log.Info("stopping: sending Draining and closing every session")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(shutdownCtx)
+	return hs.Shutdown(shutdownCtx)
+}
+
+func stateName(o options) string {
+	if o.databaseURL != "" {
+		return "postgresql"
+	}
+	return "sqlite"
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+)
+
+// claimTries is how many candidates one RequestJob may lose to other claimers (§6.1).
+const claimTries = 3
+
+// requestJob answers a RequestJob: assign the oldest startable job this worker may run, or
+// remember the slot as idle so the next kick or pool pass fills it.
+func (w *worker) requestJob(kind wire.JobKind) error {
+	if kind != wire.JobKindFlake && kind != wire.JobKindBuild {
+		return fmt.Errorf("%w: RequestJob of kind %d", errProtocol, kind)
+	}
+	w.mu.Lock()
+	w.idle[kind] = min(w.idle[kind]+1, w.slotCap(kind))
+	w.mu.Unlock()
+	w.fillIdle(w.ctx, kind)
+	return nil
+}
+
+// slotCap bounds the remembered idle slots of a kind: one evaluation at a time, and the
+// worker's advertised concurrent builds (the worker repeats RequestJob every 10 s per free
+// slot, so counting every repeat would overstate them).
+func (w *worker) slotCap(kind wire.JobKind) int {
+	if kind == wire.JobKindFlake {
+		return 1
+	}
+	if w.caps == nil || w.caps.MaxConcurrentBuilds == 0 {
+		return 1
+	}
+	return int(w.caps.MaxConcurrentBuilds)
+}
+
+// fillIdle assigns jobs to this session's idle slots of a kind until none is idle or nothing
+// is startable.
+func (w *worker) fillIdle(ctx context.Context, kind wire.JobKind) {
+	w.fillMu.Lock()
+	defer w.fillMu.Unlock()
+	for {
+		q, ok := w.query(kind)
+		if !ok {
+			return
+		}
+		a, err := w.claimOne(ctx, q)
+		if err != nil {
+			if !errors.Is(err, errNothingToAssign) && ctx.Err() == nil {
+				w.log.Warn("assigning a job", "kind", kind, "err", err)
+			}
+			return
+		}
+		if err := w.assign(ctx, kind, a); err != nil {
+			return
+		}
+	}
+}
+
+// query is the candidate query for an idle slot of kind, if this session has one and may run
+// that kind at all.
+func (w *worker) query(kind wire.JobKind) (store.CandidateQuery, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.draining || w.idle[kind] == 0 || len(w.grants.projects) == 0 || !w.negotiatedFor(kind) {
+		return store.CandidateQuery{}, false
+	}
+	q := store.CandidateQuery{Projects: append([]string(nil), w.grants.projects...), Limit: claimTries}
+	if kind == wire.JobKindBuild {
+		if w.caps == nil {
+			return q, false // no WorkerCapabilities yet: no architectures to match
+		}
+		q.Kind, q.Systems, q.Features = store.JobBuild, w.caps.Architectures, w.caps.SystemFeatures
+	} else {
+		q.Kind = store.JobEval
+	}
+	return q, true
+}
+
+// negotiatedFor: flake jobs need fetch and eval (a flake job fetches unless an earlier
+// attempt did), build jobs need build (spec §5).
+func (w *worker) negotiatedFor(kind wire.JobKind) bool {
+	if kind == wire.JobKindFlake {
+		return w.negotiated.Fetch && w.negotiated.Eval
+	}
+	return w.negotiated.Build
+}
+
+var errNothingToAssign = errors.New("nothing to assign")
+
+// claimOne claims the first candidate it can, trying up to claimTries of them.
+func (w *worker) claimOne(ctx context.Context, q store.CandidateQuery) (store.Assignment, error) {
+	st := w.srv.cfg.Store
+	cands, err := st.Candidates(ctx, q)
+	if err != nil {
+		return store.Assignment{}, err
+	}
+	for _, c := range cands {
+		a, err := st.Claim(ctx, c.Job, w.id)
+		if errors.Is(err, store.ErrLostRace) {
+			w.srv.counters.ClaimsLost.Add(1)
+			continue
+		}
+		return a, err
+	}
+	return store.Assignment{}, errNothingToAssign
+}
+
+// assign hands a claimed job to the worker: the assignment is recorded on the session first,
+// so reports racing the AssignJob are recognised, then AssignJob goes out.
+func (w *worker) assign(ctx context.Context, kind wire.JobKind, a store.Assignment) error {
+	w.mu.Lock()
+	w.idle[kind]--
+	w.handed[a.ID] = a.Job
+	w.byJob[a.Job.String()] = a.ID
+	w.mu.Unlock()
+	w.srv.counters.JobsAssigned.Add(1)
+	if err := w.send(ctx, assignJob(a, w.srv.cfg.Limits)); err != nil {
+		w.log.Warn("sending AssignJob; the assignment is abandoned with the session", "job", a.Job, "err", err)
+		return err
+	}
+	w.log.Info("assigned", "job", a.Job, "assignment", a.ID)
+	return nil
+}
+
+// offerIdleSlots gives every live session's idle slots a chance at the queue (a kick or the
+// 5 s pool pass).
+func (s *Server) offerIdleSlots(ctx context.Context) {
+	for _, w := range s.sessions.all() {
+		w.fillIdle(ctx, wire.JobKindFlake)
+		w.fillIdle(ctx, wire.JobKindBuild)
+	}
+}

@@ -1,0 +1,10 @@
+// Package server assembles gradient-server's worker side: /proto sessions (version agreement,
+// the authority handshake answered from the store, one live session per worker ID), the
+// pull-only job loop of spec §6 (RequestJob → claim → AssignJob, reports applied in order off
+// the read loop and filtered by the assignments this session handed out), cache traffic
+// through cacheserve, the liveness pass, restart recovery and the SIGTERM drain.
+//
+// The rules live below it: session decides the handshake, store decides every state change
+// (and reports its Effects), cacheserve moves NARs. This package routes messages between
+// them and acts on Effects: offer startable jobs, send AbortJob, delete demoted objects.
+package server

@@ -1,0 +1,197 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+)
+
+// applyReports applies the session's reports in arrival order until the queue closes.
+func (w *worker) applyReports() {
+	for r := range w.reports {
+		if err := w.apply(w.srv.ctx, r.msg); err != nil {
+			w.srv.counters.ReportsFailed.Add(1)
+			w.log.Warn("applying a report", "type", fmt.Sprintf("%T", r.msg), "err", err)
+		}
+	}
+}
+
+func (w *worker) apply(ctx context.Context, m wire.ClientMessage) error {
+	switch m := m.(type) {
+	case *wire.JobUpdate:
+		return w.applyUpdate(ctx, m)
+	case *wire.JobCompleted:
+		return w.applyCompleted(ctx, m)
+	case *wire.JobFailed:
+		return w.applyFailed(ctx, m)
+	case *wire.AssignJobResponse:
+		return w.applyResponse(ctx, m)
+	case *wire.LogChunk:
+		return w.applyLog(ctx, m)
+	case *wire.EvalMessage:
+		return w.applyEvalMessage(ctx, m)
+	case *wire.QueryKnownDerivations:
+		return w.answerKnown(ctx, m)
+	case *wire.WorkerCapabilities:
+		return w.applyCapabilities(ctx, m)
+	}
+	return fmt.Errorf("no applier for %T", m)
+}
+
+// stale counts and drops a report for an assignment this session did not hand out.
+func (w *worker) stale(jobID, assignmentID string) error {
+	w.srv.counters.ReportsStale.Add(1)
+	w.log.Debug("dropped a report for an assignment this session did not hand out", "job", jobID, "assignment", assignmentID)
+	return nil
+}
+
+func (w *worker) applyUpdate(ctx context.Context, m *wire.JobUpdate) error {
+	job, ok := w.assignmentOf(m.JobID, m.AssignmentID)
+	if !ok {
+		return w.stale(m.JobID, m.AssignmentID)
+	}
+	st := w.srv.cfg.Store
+	var err error
+	switch u := m.Update.(type) {
+	case *wire.JobUpdateFetching:
+		err = st.SetEvaluationPhase(ctx, m.AssignmentID, store.EvalFetching)
+	case *wire.JobUpdateFetchResult:
+		if src, ok := u.FlakeSource.Get(); ok {
+			err = st.RecordFlakeSource(ctx, m.AssignmentID, src)
+		}
+	case *wire.JobUpdateEvaluatingFlake:
+		err = st.SetEvaluationPhase(ctx, m.AssignmentID, store.EvalEvaluatingFlake)
+	case *wire.JobUpdateEvaluatingDerivations:
+		err = st.SetEvaluationPhase(ctx, m.AssignmentID, store.EvalEvaluatingDerivation)
+	case *wire.JobUpdateEvalResult:
+		var eff store.Effects
+		eff, err = st.AddEvalResult(ctx, evalBatch(m.AssignmentID, u))
+		w.srv.Apply(ctx, eff)
+	case *wire.JobUpdateBuilding:
+		_, err = st.StartBuildAttempt(ctx, m.AssignmentID)
+	case *wire.JobUpdateBuildOutput:
+		w.mu.Lock()
+		w.subst[m.AssignmentID] = u.Substituted
+		w.mu.Unlock()
+	}
+	return ignoreStale(err, job)
+}
+
+func (w *worker) applyCompleted(ctx context.Context, m *wire.JobCompleted) error {
+	job, ok := w.assignmentOf(m.JobID, m.AssignmentID)
+	if !ok {
+		return w.stale(m.JobID, m.AssignmentID)
+	}
+	defer w.forget(m.AssignmentID)
+	st := w.srv.cfg.Store
+	var eff store.Effects
+	var err error
+	if job.Kind == store.JobBuild {
+		w.mu.Lock()
+		substituted := w.subst[m.AssignmentID]
+		w.mu.Unlock()
+		eff, err = st.CompleteBuild(ctx, m.AssignmentID, substituted)
+	} else {
+		eff, err = st.CompleteEvaluationJob(ctx, m.AssignmentID)
+	}
+	w.srv.counters.JobsCompleted.Add(1)
+	w.srv.Apply(ctx, eff)
+	return ignoreStale(err, job)
+}
+
+func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
+	job, ok := w.assignmentOf(m.JobID, m.AssignmentID)
+	if !ok {
+		return w.stale(m.JobID, m.AssignmentID)
+	}
+	defer w.forget(m.AssignmentID)
+	st := w.srv.cfg.Store
+	var eff store.Effects
+	var err error
+	if job.Kind == store.JobBuild {
+		eff, err = st.FailBuild(ctx, m.AssignmentID, failure(m))
+	} else {
+		eff, err = st.FailEvaluationJob(ctx, m.AssignmentID, failure(m))
+	}
+	w.srv.counters.JobsFailed.Add(1)
+	w.log.Info("job failed", "job", job, "kind", m.Kind, "error", m.Error)
+	w.srv.Apply(ctx, eff)
+	return ignoreStale(err, job)
+}
+
+// applyResponse handles AssignJobResponse: a decline puts the job back without using an
+// attempt (§6.1).
+func (w *worker) applyResponse(ctx context.Context, m *wire.AssignJobResponse) error {
+	id, job, ok := w.openAssignment(m.JobID)
+	if !ok || m.Accepted {
+		return nil
+	}
+	w.forget(id)
+	w.srv.counters.JobsDeclined.Add(1)
+	w.log.Info("worker declined a job", "job", job, "reason", m.Reason.Value)
+	eff, err := w.srv.cfg.Store.DeclineAssignment(ctx, id)
+	w.srv.Apply(ctx, eff)
+	return ignoreStale(err, job)
+}
+
+func (w *worker) applyLog(ctx context.Context, m *wire.LogChunk) error {
+	id, job, ok := w.openAssignment(m.JobID)
+	if !ok || job.Kind != store.JobBuild {
+		return w.stale(m.JobID, "")
+	}
+	err := w.srv.cfg.Store.AppendBuildLog(ctx, id, m.Data)
+	if errors.Is(err, store.ErrLogLimit) {
+		w.srv.counters.LogBytesDropped.Add(uint64(len(m.Data)))
+		return nil
+	}
+	return ignoreStale(err, job)
+}
+
+var messageLevels = map[wire.EvalMessageLevel]store.MessageLevel{wire.EvalMessageLevelError: store.LevelError,
+	wire.EvalMessageLevelWarning: store.LevelWarning, wire.EvalMessageLevelNotice: store.LevelNotice}
+
+func (w *worker) applyEvalMessage(ctx context.Context, m *wire.EvalMessage) error {
+	_, job, ok := w.openAssignment(m.JobID)
+	if !ok || job.Kind != store.JobEval {
+		return w.stale(m.JobID, "")
+	}
+	level, known := messageLevels[m.Level]
+	if !known {
+		level = store.LevelNotice
+	}
+	return w.srv.cfg.Store.AddEvaluationMessages(ctx, job.ID, []store.Message{{Level: level, Source: m.Source, Text: m.Message}})
+}
+
+// answerKnown answers QueryKnownDerivations after the EvalResults before it were applied; a
+// store error answers an empty list, which only costs the worker a longer walk.
+func (w *worker) answerKnown(ctx context.Context, m *wire.QueryKnownDerivations) error {
+	known, err := w.srv.cfg.Store.KnownDerivations(ctx, m.DrvPaths)
+	if err != nil {
+		w.log.Warn("answering known derivations with none", "err", err)
+		known = nil
+	}
+	return w.send(ctx, &wire.KnownDerivations{QueryID: m.QueryID, Known: known})
+}
+
+func (w *worker) applyCapabilities(ctx context.Context, m *wire.WorkerCapabilities) error {
+	w.mu.Lock()
+	w.caps = m
+	w.mu.Unlock()
+	w.srv.Kick()
+	return w.srv.cfg.Store.SetWorkerCapabilities(ctx, w.id, capabilitiesJSON(m))
+}
+
+// ignoreStale treats a report the store finds closed (aborted meanwhile, recovered) as
+// handled: the worker's view lagged the server's.
+func ignoreStale(err error, job store.JobRef) error {
+	if errors.Is(err, store.ErrStaleAssignment) || errors.Is(err, store.ErrNoAttempt) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", job, err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+)
+
+// Defaults of spec §6 and §7 the server applies.
+const (
+	DefaultHeartbeatTimeout = 120 * time.Second // proto.workerHeartbeatTimeoutSecs
+	DefaultMaxConnections   = 256               // proto.maxConnections
+	poolEvery               = 5 * time.Second   // candidates re-offered to idle slots (§6.1)
+	reportQueue             = 64                // reports buffered per session (§6.1)
+	// maxVerifications bounds concurrent token verifications: anyone who knows a registered
+	// worker ID can make the server run argon2 (19 MiB each), so memory stays bounded.
+	maxVerifications = 4
+)
+
+// Config is a server's wiring and policy.
+type Config struct {
+	Store  store.Store
+	NARs   *narstore.Store
+	Logger *slog.Logger
+	Now    func() time.Time
+	// Rand is the API's randomness for tokens and keys (nil: crypto/rand).
+	Rand io.Reader
+	// HeartbeatTimeout drops a worker silent this long (0 turns the pass off).
+	HeartbeatTimeout time.Duration
+	Limits           Limits
+	// RefuseInbound answers every worker 403 "server is not accepting connections".
+	RefuseInbound  bool
+	Federate       bool
+	MaxConnections int
+}
+
+// Server is a running gradient-server's worker side.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	sessions *registry
+	conns    chan struct{} // connection slots (proto.maxConnections)
+	verifies chan struct{} // concurrent argon2 verifications (each costs ~19 MiB)
+	uploads  *cacheserve.Admission
+	counters Counters
+
+	kick     chan struct{}
+	ctx      context.Context // sessions live under it; canceled by Shutdown
+	cancel   context.CancelFunc
+	stopping atomic.Bool
+	wg       sync.WaitGroup // running sessions
+	offline  sync.Map       // worker ID -> last failure reason (§4.4 bookkeeping)
+}
+
+// New builds a server. Call Recover before serving the first session.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxConnections <= 0 {
+		cfg.MaxConnections = DefaultMaxConnections
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, sessions: newRegistry(),
+		conns: make(chan struct{}, cfg.MaxConnections), verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+}
+
+// Recover runs recover_interrupted_work (spec §6.6) in one transaction; call it before the
+// first session is served.
+func (s *Server) Recover(ctx context.Context) (store.Recovery, error) {
+	r, err := s.cfg.Store.RecoverInterruptedWork(ctx)
+	if err != nil {
+		return r, err
+	}
+	s.log.Info("recovered interrupted work", "assignments", r.Assignments, "attempts", r.Attempts,
+		"builds", r.Builds, "evaluations", r.Evaluations)
+	return r, nil
+}
+
+// Handler serves /proto, /healthz and, when configured, /api/v1/.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /proto", s.serveProto)
+	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand}))
+	return mux
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if s.stopping.Load() {
+		http.Error(w, "draining\n", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}
+
+// Run drives the background passes (dispatch kicks every 5 s and on demand, liveness) until
+// ctx ends.
+func (s *Server) Run(ctx context.Context) {
+	pool := time.NewTicker(poolEvery)
+	defer pool.Stop()
+	var liveness <-chan time.Time
+	if s.cfg.HeartbeatTimeout > 0 {
+		t := time.NewTicker(max(s.cfg.HeartbeatTimeout/8, time.Second))
+		defer t.Stop()
+		liveness = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-pool.C:
+			s.offerIdleSlots(ctx)
+		case <-s.kick:
+			s.offerIdleSlots(ctx)
+		case <-liveness:
+			s.dropSilentWorkers()
+		}
+	}
+}
+
+// Kick asks the dispatcher to offer queued jobs to idle slots now (a new evaluation, a
+// startable build).
+func (s *Server) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Shutdown is SIGTERM (spec §6.6, §10 Q6): every session gets Draining and is closed at
+// once; their work in flight is left for recovery at the next start.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopping.Store(true)
+	for _, w := range s.sessions.all() {
+		w.drainAndClose(ctx)
+	}
+	s.cancel()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return errors.New("sessions still closing at the stop deadline")
+	}
+}
+
+// Counters exposes the server's counters.
+func (s *Server) Counters() *Counters { return &s.counters }
+
+// recordOffline keeps a worker's last failure (§4.4 bookkeeping), in memory and in the store.
+func (s *Server) recordOffline(workerID, reason string) {
+	s.offline.Store(workerID, reason)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.cfg.Store.MarkWorkerOffline(ctx, workerID, reason); err != nil {
+		s.log.Warn("recording a worker's offline reason", "worker", workerID, "err", err)
+	}
+}
+
+// authorityConfig is the handshake policy of this server.
+func (s *Server) authorityConfig() session.AuthorityConfig {
+	return session.AuthorityConfig{AcceptInbound: !s.cfg.RefuseInbound, Federate: s.cfg.Federate}
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
+	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
+)
+
+// worker is one running /proto session.
+type worker struct {
+	srv         *Server
+	conn        *wsconn.ServerConn
+	id          string
+	log         *slog.Logger
+	connectedAt time.Time
+	lastSeen    atomic.Int64 // unix nanoseconds of the last inbound frame
+	reports     chan report
+	cache       *cacheserve.Session
+	ctx         context.Context
+	cancelCause context.CancelCauseFunc // ends the session, saying why
+
+	fillMu sync.Mutex // one filler of idle slots at a time (read loop, kicks, pool pass)
+
+	mu         sync.Mutex
+	grants     grants
+	negotiated wire.GradientCapabilities
+	caps       *wire.WorkerCapabilities
+	handed     map[string]store.JobRef // assignment ID -> job, handed out by this session
+	byJob      map[string]string       // job ID -> its open assignment ID
+	subst      map[string]bool         // assignment ID -> BuildOutput said substituted
+	idle       [2]int                  // unanswered RequestJobs, by wire.JobKind
+	draining   bool
+}
+
+func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.WorkerIdentity, remote string) *worker {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	w := &worker{srv: s, conn: conn, id: res.WorkerID, connectedAt: s.now(), reports: make(chan report, reportQueue),
+		ctx: ctx, cancelCause: cancel, handed: map[string]store.JobRef{}, byJob: map[string]string{}, subst: map[string]bool{},
+		log: s.log.With("worker", res.WorkerID)}
+	w.grants, w.negotiated = grantsOf(res, id.Facts), res.Capabilities
+	w.lastSeen.Store(w.connectedAt.UnixNano())
+	w.cache = cacheserve.New(cacheserve.Config{Paths: s.cfg.Store, NARs: s.cfg.NARs, Admission: s.uploads,
+		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id})
+	w.log.Info("worker connected", "remote", remote, "authorized", res.Authorized, "failed", len(res.Failed),
+		"capabilities", capsString(res.Capabilities))
+	return w
+}
+
+// run serves the session until it ends, then applies the lost worker's consequences.
+func (w *worker) run() {
+	s := w.srv
+	if err := s.cfg.Store.MarkWorkerConnected(w.ctx, w.id, w.connectedAt); err != nil {
+		w.log.Warn("recording the connection", "err", err)
+	}
+	s.offline.Delete(w.id)
+	s.counters.SessionsStarted.Add(1)
+	applied := make(chan struct{})
+	go func() { defer close(applied); w.applyReports() }()
+	err := w.loadCaches(w.ctx)
+	if err == nil {
+		err = w.readLoop()
+	} else {
+		w.log.Error("reading the caches this worker may use; ending the session", "err", err)
+		w.conn.Close(w.ctx)
+	}
+	close(w.reports)
+	<-applied
+	w.cancelCause(nil)
+	w.cache.Close()
+	w.end(err)
+}
+
+// end records why the session ended and, unless the server is stopping (recovery handles
+// that at the next start), abandons the worker's open assignments before its slot is freed.
+func (w *worker) end(err error) {
+	s := w.srv
+	reason := endReason(err)
+	w.log.Info("worker disconnected", "reason", reason)
+	if !s.stopping.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		eff, aerr := s.cfg.Store.AbandonWorker(ctx, w.id, reason)
+		if aerr != nil {
+			w.log.Error("abandoning the lost worker's assignments", "err", aerr)
+		} else {
+			s.Apply(ctx, eff)
+		}
+		cancel()
+		s.recordOffline(w.id, reason)
+	}
+	s.sessions.release(w.id, w)
+}
+
+func endReason(err error) string {
+	switch {
+	case err == nil, errors.Is(err, wsconn.ErrClosed):
+		return "connection closed"
+	case errors.Is(err, errSilent):
+		return "no heartbeat within the liveness timeout"
+	case errors.Is(err, context.Canceled):
+		return "server stopping"
+	}
+	return "connection lost: " + err.Error()
+}
+
+// readLoop reads until the socket ends, stamping last-seen on every frame.
+func (w *worker) readLoop() error {
+	for {
+		m, release, err := w.conn.Read(w.ctx)
+		if err != nil {
+			if w.ctx.Err() != nil {
+				return context.Cause(w.ctx) // the liveness pass or a shutdown ended it
+			}
+			return err
+		}
+		w.lastSeen.Store(w.srv.now().UnixNano())
+		err = w.route(m)
+		release()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// send sends on the session; a failure ends it (the read loop sees the closed socket).
+func (w *worker) send(ctx context.Context, m wire.ServerMessage) error {
+	return w.conn.Send(ctx, m)
+}
+
+// drainAndClose is the server's SIGTERM for this session.
+func (w *worker) drainAndClose(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	w.conn.Send(ctx, &wire.ServerDraining{})
+	w.conn.Close(ctx)
+}
+
+func capsString(c wire.GradientCapabilities) string {
+	out := ""
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.Fetch, "fetch"}, {c.Eval, "eval"}, {c.Build, "build"}, {c.Federate, "federate"}} {
+		if f.on {
+			if out != "" {
+				out += ","
+			}
+			out += f.name
+		}
+	}
+	if out == "" {
+		return "none"
+	}
+	return out
+}
