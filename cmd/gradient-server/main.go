@@ -25,6 +25,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
 )
 
@@ -101,8 +102,12 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening NAR storage: %w", err)
 	}
+	secrets, err := secretbox.LoadOrCreate(o.dataDir)
+	if err != nil {
+		return fmt.Errorf("opening the secret key: %w", err)
+	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
-		Limits: o.limits, RefuseInbound: o.refuseInbound})
+		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets})
 	if _, err := srv.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
@@ -43,6 +44,9 @@ type Config struct {
 	RefuseInbound  bool
 	Federate       bool
 	MaxConnections int
+	// Secrets seals what the server keeps at rest: dial tokens and cache signing keys
+	// (nil: registering a server-dialed worker is refused).
+	Secrets *secretbox.Box
 }
 
 // Server is a running gradient-server's worker side.
@@ -98,8 +102,19 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /proto", s.serveProto)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
-	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand}))
+	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
+		SealDialToken: s.sealDialToken()}))
 	return mux
+}
+
+// sealDialToken is the API's sealer for server-dialed workers' tokens, nil without Secrets.
+func (s *Server) sealDialToken() func(string) ([]byte, error) {
+	if s.cfg.Secrets == nil {
+		return nil
+	}
+	return func(token string) ([]byte, error) {
+		return s.cfg.Secrets.Seal(secretbox.PurposeDialToken, []byte(token))
+	}
 }
 
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,8 @@
+// Package secretbox keeps the server's secrets at rest: the plaintext tokens it presents to
+// server-dialed workers and the caches' narinfo signing keys are stored sealed with
+// AES-256-GCM under one random key that lives in the data directory (keys/secret.key, mode
+// 0600), never in the database. A database dump alone therefore reveals no usable secret.
+//
+// Every sealed value is bound to a purpose (the GCM additional data), so a sealed token
+// cannot be replayed where a signing key is expected.
+package secretbox
