@@ -14,7 +14,7 @@ func commands() []command {
 	return []command{
 		bootstrapCommand(),
 		projectCreate(), projectList(), projectShow(),
-		cacheCreate(), cacheList(), cacheSubscribe(true), cacheSubscribe(false),
+		cacheCreate(), cacheList(), cachePaths(), cacheSubscribe(true), cacheSubscribe(false),
 		workerRegister(), workerSetActive(false), workerSetActive(true), workerList(), workerShow(),
 		evalStart(), evalList(), evalShow(), buildShow(), buildLog(), abortEval(), abortBuild(),
 		keyCreate(), keyList(), keyRevoke(),

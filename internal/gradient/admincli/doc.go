@@ -21,6 +21,7 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project show PROJECT
   cache create NAME [--public]
   cache list
+  cache paths CACHE [--limit N]
   cache subscribe PROJECT CACHE
   cache unsubscribe PROJECT CACHE
   worker register WORKER_ID (--project P | --cache C) [--name NAME] [--url wss://...] [--no-fetch] [--no-eval] [--no-build]

@@ -85,6 +85,7 @@ var routes = []route{
 	{"GET", "/caches", scopeCacheRead, (*api).listCaches},
 	{"POST", "/caches", scopeAdmin, (*api).createCache},
 	{"GET", "/caches/{cache}", scopeCacheRead, (*api).showCache},
+	{"GET", "/caches/{cache}/paths", scopeCacheRead, (*api).listCachePaths},
 	{"POST", "/caches/{cache}/registrations", scopeAdmin, (*api).registerCacheWorker},
 	{"PATCH", "/caches/{cache}/registrations/{worker}", scopeAdmin, (*api).setCacheRegistrationActive},
 	{"GET", "/registrations", scopeAdmin, (*api).listRegistrations},

@@ -78,6 +78,10 @@ func TestPinnedKeyReadsOnlyItsCache(t *testing.T) {
 	key := pinned.Key
 	for _, ref := range []string{"other", other.ID, "no-such-cache"} {
 		h.expectRefusalAs(key, "GET", "/api/v1/caches/"+ref, "", http.StatusForbidden, api.CodeForbidden)
+		h.expectRefusalAs(key, "GET", "/api/v1/caches/"+ref+"/paths", "", http.StatusForbidden, api.CodeForbidden)
+	}
+	if list := got(pc.CachePaths(h.ctx, "own", 0)).must(t); list.Cache != "own" || len(list.Paths) != 0 {
+		t.Errorf("pinned key lists its empty cache as %+v", list)
 	}
 	refused := []struct{ method, path, body string }{
 		{"GET", "/api/v1/projects", ""},

@@ -178,16 +178,7 @@ func (a *api) createCache(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *api) showCache(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.resolveCache(r.Context(), r.PathValue("cache"))
-	var he *httpError
-	unknown := errors.As(err, &he) && he.status == http.StatusNotFound
-	if err != nil && !unknown {
-		return err
-	}
-	// A pinned key learns nothing about other caches, not even whether they exist.
-	if callerKey(r.Context()).CacheID != "" && (unknown || !mayReadCache(r.Context(), c.ID)) {
-		return forbidden("this API key may only read its own cache")
-	}
+	c, err := a.readableCache(r)
 	if err != nil {
 		return err
 	}

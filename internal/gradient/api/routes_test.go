@@ -93,7 +93,7 @@ func TestEveryRouteRequiresAKey(t *testing.T) {
 
 func TestEveryAdminRouteRefusesAPinnedKey(t *testing.T) {
 	f := newRouteFixture(t)
-	cacheReads := map[string]bool{"GET /caches": true, "GET /caches/{cache}": true}
+	cacheReads := map[string]bool{"GET /caches": true, "GET /caches/{cache}": true, "GET /caches/{cache}/paths": true}
 	for _, rt := range routes {
 		status, e := f.send(t, rt, f.pinned, "{}")
 		switch {

@@ -77,6 +77,24 @@ type CacheList struct {
 	Caches []Cache `json:"caches"`
 }
 
+// CachePathList is GET /api/v1/caches/{cache}/paths: the stored paths, newest first.
+type CachePathList struct {
+	Cache string       `json:"cache"`
+	Paths []CachedPath `json:"paths"`
+}
+
+// CachedPath is one store path a cache holds; the hashes are Nix's "sha256:<nix32>" form.
+type CachedPath struct {
+	StorePath  string    `json:"store_path"`
+	NarHash    string    `json:"nar_hash"`
+	NarSize    int64     `json:"nar_size"`
+	FileHash   string    `json:"file_hash"`
+	FileSize   int64     `json:"file_size"`
+	References []string  `json:"references"`
+	Deriver    string    `json:"deriver,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
 // RegisterWorkerRequest is POST /api/v1/{projects|caches}/{peer}/registrations. The enable
 // flags default to true when left out.
 type RegisterWorkerRequest struct {

@@ -83,6 +83,17 @@ func (c *Client) Cache(ctx context.Context, ref string) (api.Cache, error) {
 	return out, err
 }
 
+// CachePaths lists what a cache holds, newest first (limit <= 0: the server's default).
+func (c *Client) CachePaths(ctx context.Context, ref string, limit int) (api.CachePathList, error) {
+	var out api.CachePathList
+	q := ""
+	if limit > 0 {
+		q = "?limit=" + strconv.Itoa(limit)
+	}
+	err := c.do(ctx, "GET", "/caches/"+seg(ref)+"/paths"+q, nil, &out)
+	return out, err
+}
+
 // RegisterWorker registers a worker ID for a peer; the answer holds the token, shown once.
 func (c *Client) RegisterWorker(ctx context.Context, p Peer, req api.RegisterWorkerRequest) (api.RegisterWorkerResponse, error) {
 	var out api.RegisterWorkerResponse

@@ -206,4 +206,7 @@ type Reads interface {
 	ReadBuildLog(ctx context.Context, attemptID string, offset int64, max int) ([]byte, error)
 	// OpenAssignments lists a worker's open assignments ("" = all workers).
 	OpenAssignments(ctx context.Context, workerID string) ([]OpenAssignment, error)
+	// ListCachedPaths lists the fully stored paths a cache holds, newest first, at most
+	// limit (<= 0: 100; capped at 1000), without signatures.
+	ListCachedPaths(ctx context.Context, cacheID string, limit int) ([]CachedPath, error)
 }

@@ -64,6 +64,30 @@ var cacheTests = []test{
 			t.Errorf("reference form %s not found", ref)
 		}
 	}},
+	{"ListCachedPathsShowsOneCacheNewestFirst/9", func(t *testing.T, e *env) {
+		other := must(e.s.CreateCache(e.ctx, store.NewCache{Name: "other"}))
+		check(t, e.s.PutCachedPath(e.ctx, cachedPath("a"), []string{e.cache.ID}))
+		e.clock.Advance(time.Second)
+		check(t, e.s.PutCachedPath(e.ctx, cachedPath("b"), []string{e.cache.ID, other.ID}))
+		pending := cachedPath("c")
+		pending.FileHash, pending.FileSize = "", 0
+		check(t, e.s.PutCachedPath(e.ctx, pending, []string{e.cache.ID}))
+		names := func(ps []store.CachedPath) (out []string) {
+			for _, p := range ps {
+				out = append(out, p.StorePath)
+			}
+			return out
+		}
+		if got := names(must(e.s.ListCachedPaths(e.ctx, e.cache.ID, 0))); !cmp.Equal(got, []string{storePath("b"), storePath("a")}) {
+			t.Errorf("cache paths %v, want b then a (the pending c hidden)", got)
+		}
+		if got := names(must(e.s.ListCachedPaths(e.ctx, other.ID, 0))); !cmp.Equal(got, []string{storePath("b")}) {
+			t.Errorf("other cache paths %v, want b", got)
+		}
+		if got := must(e.s.ListCachedPaths(e.ctx, e.cache.ID, 1)); len(got) != 1 || got[0].NarSize != 1000 {
+			t.Errorf("limit 1: %+v", got)
+		}
+	}},
 	{"SignaturesArePerCache/9", func(t *testing.T, e *env) {
 		other := must(e.s.CreateCache(e.ctx, store.NewCache{Name: "other"}))
 		check(t, e.s.PutCachedPath(e.ctx, cachedPath("a"), []string{e.cache.ID, other.ID}))

@@ -135,7 +135,36 @@ func visiblePaths(ctx context.Context, tx Tx, caches, hashes []string) (map[stri
 	return found, nil
 }
 
+// ListCachedPaths implements store.Reads.
+func (s *Store) ListCachedPaths(ctx context.Context, cacheID string, limit int) ([]store.CachedPath, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, maxLookupPaths)
+	if !validID(cacheID) {
+		return nil, nil
+	}
+	var out []store.CachedPath
+	err := s.read(ctx, "list cached paths", func(tx Tx) error {
+		rows, err := tx.Query(ctx, `SELECT cp.store_hash, cp.store_path, cp.nar_hash, cp.nar_size, cp.file_hash, cp.file_size,
+				cp.path_references, COALESCE(cp.deriver, ''), COALESCE(cp.ca, ''), cp.created_at, cp.last_fetched_at
+			FROM cached_path cp JOIN cached_path_signature sg ON sg.cached_path_id = cp.id
+			WHERE sg.cache_id = $1 AND cp.file_hash IS NOT NULL
+			ORDER BY cp.created_at DESC, cp.store_path LIMIT $2`, cacheID, limit)
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		return scanCachedPathRows(rows, func(cp store.CachedPath) { out = append(out, cp) })
+	})
+	return out, err
+}
+
 func scanCachedPaths(rows Rows, into map[string]*store.CachedPath) error {
+	return scanCachedPathRows(rows, func(cp store.CachedPath) { into[cp.StoreHash] = &cp })
+}
+
+func scanCachedPathRows(rows Rows, each func(store.CachedPath)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var cp store.CachedPath
@@ -150,7 +179,7 @@ func scanCachedPaths(rows Rows, into map[string]*store.CachedPath) error {
 			return err
 		}
 		cp.CreatedAt, cp.LastFetchedAt = created.Time, fetched.Time
-		into[cp.StoreHash] = &cp
+		each(cp)
 	}
 	return rows.Err()
 }
