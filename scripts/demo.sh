@@ -90,3 +90,50 @@ say "pace-node counters"
 curl -fs "http://$admin/metrics" | grep -E '^pace_(dispatch_leases_(granted|released)|dispatch_lease_refusals|worker_jobs_(completed|failed)|node_cache_(hits|misses|stores)|tier_upstream_(hits|misses|stores))[a-z_]*(_total)? ' || true
 echo "pace-kv counters (the shared tier behind the node):"
 curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses)_total|^pace_items ' || true
+
+say "gradient-server: the Nix CI's server, its state in SQLite under a temporary data directory"
+"$BIN/gradient-server" --listen=127.0.0.1:0 --data-dir="$work/gradient" 2>"$work/gradient.log" &
+pids+=($!)
+ready=$(wait_ready "$work/gradient.log" "gradient-server ready")
+export GRADIENT_SERVER="http://$(echo "$ready" | field listen)"
+export GRADIENT_API_KEY=$("$BIN/gradient-server" admin bootstrap --data-dir="$work/gradient" --owner=demo --json | jq -r .key)
+echo "listening on $GRADIENT_SERVER; first API key created (admin bootstrap)"
+admin() { "$BIN/gradient-server" admin "$@"; }
+
+say "the bundled example flake (examples/gradient-flake) in a fresh git repository"
+repo=$work/flake
+cp -r examples/gradient-flake "$repo"
+head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$repo/nonce" # every run really builds
+git -C "$repo" init -q && git -C "$repo" add -A
+git -C "$repo" -c user.name=demo -c user.email=demo@localhost commit -qm "demo flake"
+commit=$(git -C "$repo" rev-parse HEAD)
+system=$(nix-instantiate --eval --expr builtins.currentSystem | tr -d '"')
+admin project create demo --repo-url="file://$repo" --wildcard="packages.$system.*"
+admin cache create demo-cache
+admin cache subscribe demo demo-cache
+worker_id=$(cat /proc/sys/kernel/random/uuid)
+admin worker register "$worker_id" --project=demo --name=demo-worker --json | jq -r .peers_file_line > "$work/peers"
+chmod 600 "$work/peers"
+echo "registered worker $worker_id for project demo (its token is in a 0600 peers file)"
+
+say "gradient-worker: fetches, evaluates and builds with this machine's Nix"
+GRADIENT_WORKER_ID=$worker_id "$BIN/gradient-worker" --server="ws://${GRADIENT_SERVER#http://}/proto" \
+  --base-dir="$work/worker" --peers-file="$work/peers" 2>"$work/worker.log" &
+pids+=($!)
+eval_id=$(admin eval start demo "$commit" --json | jq -r .id)
+echo "evaluation $eval_id of $commit started"
+status=""
+for _ in $(seq 600); do
+  status=$(admin eval show "$eval_id" --json | jq -r .evaluation.status)
+  case $status in Completed|Failed|Aborted) break ;; esac
+  sleep 0.5
+done
+admin eval show "$eval_id"
+[ "$status" = Completed ] || { echo "evaluation ended $status; worker log:" >&2; tail -20 "$work/worker.log" >&2; exit 1; }
+report=$(admin eval show "$eval_id" --json | jq -r '.builds[] | select(.drv_path | endswith("-report.drv")) | .id')
+echo; echo "log of the report build:"
+admin build log "$report"
+
+say "what the server's cache holds now (each NAR verified against its hash when it arrived)"
+admin cache paths demo-cache
+admin worker list

@@ -5,7 +5,7 @@ set -euo pipefail
 want=(gcc g++ make git curl)
 case "${1:-test}" in
   test)  want+=(nix-bin postgresql iproute2 zstd) ;;
-  demo)  want+=(nix-bin) ;;
+  demo)  want+=(nix-bin jq) ;;
   bench) want+=(nix-bin redis-server ccache sccache hyperfine cmake ninja-build) ;;
 esac
 missing=()
