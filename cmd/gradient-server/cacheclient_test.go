@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,15 @@ func verifyCachedOutputs(t *testing.T, f *fleet, drv string) {
 		}
 		if sum, _ := nixhash.Parse(infos[i].NarHash); sum != nixhash.SHA256(sha256.Sum256(nar)) {
 			t.Fatalf("%s: pulled NAR does not hash to the store's narHash", p)
+		}
+	}
+	listed, err := f.api.CachePaths(bg, f.cache.Name, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range outs {
+		if !slices.ContainsFunc(listed.Paths, func(c api.CachedPath) bool { return c.StorePath == p && c.FileSize > 0 }) {
+			t.Fatalf("%s is missing from the API's listing of cache %s", p, f.cache.Name)
 		}
 	}
 }
