@@ -168,6 +168,14 @@ type CachedPaths interface {
 	// fully stored and visible through one of cacheIDs, with those caches' signatures. At
 	// most 1000 paths per call (§7.2). Absent = not cached.
 	LookupCachedPaths(ctx context.Context, cacheIDs, storePaths []string) (map[string]CachedPath, error)
+	// CachedPathByHash returns the fully stored path with this store hash when cacheID holds
+	// it, with that cache's signature if it has one (a narinfo request names only the hash).
+	// ErrNotFound otherwise.
+	CachedPathByHash(ctx context.Context, cacheID, storeHash string) (CachedPath, error)
+	// CachedPathByFileHash returns a fully stored path of cacheID whose compressed bytes
+	// hash to fileHash, in the form recorded ("sha256:<nix32>"); any one of them when
+	// several paths share the bytes. ErrNotFound otherwise.
+	CachedPathByFileHash(ctx context.Context, cacheID, fileHash string) (CachedPath, error)
 	// CachesOfProjects lists the caches the projects subscribe to: what a worker's session
 	// may read and push to.
 	CachesOfProjects(ctx context.Context, projectIDs []string) ([]string, error)
@@ -191,6 +199,11 @@ type Reads interface {
 	// ListRegistrations lists registrations, of one worker ID when workerID is non-empty.
 	ListRegistrations(ctx context.Context, workerID string) ([]Registration, error)
 	ListTeamWorkers(ctx context.Context, teamID string) ([]TeamWorkerRow, error)
+	// ListTeams lists every team, by name.
+	ListTeams(ctx context.Context) ([]Team, error)
+	// ListTeamGrants lists the grants of one team ("" = every team's), revoked ones
+	// (Workers false) included.
+	ListTeamGrants(ctx context.Context, teamID string) ([]TeamGrant, error)
 	// ListWorkers lists every registered or seen worker ID.
 	ListWorkers(ctx context.Context) ([]WorkerInfo, error)
 	GetEvaluation(ctx context.Context, id string) (Evaluation, error)

@@ -25,12 +25,14 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"Admin", adminTests},
 		{"Identity", identityTests},
+		{"Teams", teamTests},
 		{"Graph", graphTests},
 		{"Dispatch", dispatchTests},
 		{"EvalJob", evalJobTests},
 		{"Failures", failureTests},
 		{"Lost", lostTests},
 		{"Cache", cacheTests},
+		{"BinaryCache", binaryCacheTests},
 		{"Logs", logTests},
 		{"Property", propertyTests},
 	}
