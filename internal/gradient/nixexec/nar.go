@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -26,9 +27,11 @@ func NewNAREncoder(w io.Writer) (*zstd.Encoder, error) {
 	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(CompressionLevel)))
 }
 
-// DumpNAR streams the NAR of a valid store path (`nix-store --dump`) through zstd level 6 to
-// w, hashing the NAR and the compressed stream on the way: one pass, memory bounded by the
-// encoder's window whatever the path's size.
+// DumpNAR streams the NAR of a valid store path (`nix store dump-path`) through zstd level 6
+// to w, hashing the NAR and the compressed stream on the way: one pass, memory bounded by the
+// encoder's window whatever the path's size. It reads through the store, not the file
+// system (as `nix-store --dump` does), so a worker whose store is a chroot store (--store
+// or NIX_CONFIG's store) dumps its own paths.
 func (n *Nix) DumpNAR(ctx context.Context, storePath string, w io.Writer) (NARStats, error) {
 	file := &countingHash{h: sha256.New()}
 	enc, err := NewNAREncoder(io.MultiWriter(w, file))
@@ -36,7 +39,7 @@ func (n *Nix) DumpNAR(ctx context.Context, storePath string, w io.Writer) (NARSt
 		return NARStats{}, fmt.Errorf("nixexec: zstd: %w", err)
 	}
 	nar := &countingHash{h: sha256.New()}
-	err = n.run(ctx, invocation{name: "nix-store", args: n.storeArgs("--dump", storePath),
+	err = n.run(ctx, invocation{name: "nix", args: n.nixArgs(dumpPathArgs(storePath)...),
 		stdout: io.MultiWriter(nar, enc)})
 	if cerr := enc.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("nixexec: zstd: %w", cerr)
@@ -45,6 +48,16 @@ func (n *Nix) DumpNAR(ctx context.Context, storePath string, w io.Writer) (NARSt
 		return NARStats{}, fmt.Errorf("nixexec: dump %s: %w", storePath, err)
 	}
 	return NARStats{NarSize: nar.n, NarHash: nar.h.Sum(nil), FileSize: file.n, FileHash: file.h.Sum(nil)}, nil
+}
+
+// dumpPathArgs: `nix store dump-path` reads a .drv argument as "its outputs" unless told
+// --derivation, and --derivation on any other path means its deriver; so the flag goes
+// with .drv paths only.
+func dumpPathArgs(storePath string) []string {
+	if strings.HasSuffix(storePath, ".drv") {
+		return []string{"store", "dump-path", "--derivation", storePath}
+	}
+	return []string{"store", "dump-path", storePath}
 }
 
 // countingHash hashes and counts what is written to it.
