@@ -3,6 +3,11 @@
 // under --data-dir (or PostgreSQL with --database-url) and NARs, zstd-compressed as workers
 // upload them, under <data-dir>/nar.
 //
+// Caches are also served to Nix itself under /cache/{cache}/ (nix-cache-info, narinfo
+// signed with the cache's key, zstd NARs) and as read-only sessions on /cache/{cache}/proto;
+// public caches are anonymous unless --anonymous-cache=false. `gradient-server admin cache
+// key CACHE` prints the line for Nix's trusted-public-keys.
+//
 // `gradient-server admin …` runs the administration commands (bootstrap, projects, caches,
 // worker registrations, evaluations, logs); see `gradient-server admin help`.
 //
@@ -34,6 +39,8 @@ type options struct {
 	heartbeat                              time.Duration
 	limits                                 server.Limits
 	refuseInbound                          bool
+	anonymousCache                         bool
+	cacheKeyHost                           string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -46,6 +53,8 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.Uint64Var(&o.limits.DefaultTimeoutSecs, "build-default-timeout", o.limits.DefaultTimeoutSecs, "build timeout in `seconds` when a derivation names none (0: no limit)")
 	fs.Uint64Var(&o.limits.DefaultMaxSilentSecs, "build-default-max-silent", o.limits.DefaultMaxSilentSecs, "build silence limit in `seconds` when a derivation names none (0: no limit)")
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
+	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
+	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -107,7 +116,8 @@ func run(o options, log *slog.Logger) error {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
-		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets})
+		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost})
 	if _, err := srv.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}

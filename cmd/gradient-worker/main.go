@@ -1,10 +1,16 @@
 // Command gradient-worker is gradient's Nix CI worker: it dials the server's /proto, proves
 // itself with the tokens of its peers file, and runs flake evaluations and builds with the
-// local nix. SIGTERM or SIGINT stops it the way spec §6.6 describes (Draining, running jobs
+// local nix. With --listen it is discoverable instead (spec §4.1 as_dialed): it waits on
+// /proto for the server to dial it, accepts a server whose tokens match
+// --accepted-server-tokens-file (`peer_id:hash` lines, argon2id PHC or SHA-256 hex, `*` for
+// any peer; without the file every server is accepted, with a warning), and runs the same
+// job loop. `--listen` alone listens on 127.0.0.1:3100; `--listen=HOST:PORT` picks the
+// address (write it with `=`: like a boolean flag, --listen takes no separate argument). SIGTERM or SIGINT stops it the way spec §6.6 describes (Draining, running jobs
 // reported Canceled, at most 5 s for those reports).
 //
 // Environment: GRADIENT_WORKER_ID overrides the worker ID kept in <base-dir>/worker-id;
 // GRADIENT_WORKER_PEERS_FILE is the default of --peers-file;
+// GRADIENT_WORKER_ACCEPTED_SERVER_TOKENS_FILE the default of --accepted-server-tokens-file;
 // GRADIENT_WORKER_SYSTEM_ARCHITECTURES and GRADIENT_WORKER_SYSTEM_FEATURES (comma or space
 // separated) replace the systems and features read from `nix show-config`.
 package main
@@ -15,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -47,7 +54,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	log.Info("gradient-worker: starting", "worker_id", w.ID(), "server", cfg.ServerURL)
+	log.Info("gradient-worker: starting", "worker_id", w.ID(), "server", cfg.ServerURL, "listen", cfg.Listen)
 	if err := w.Run(ctx); err != nil {
 		log.Error("gradient-worker", "err", err)
 		os.Exit(1)
@@ -60,6 +67,9 @@ func parse(args []string, getenv func(string) string) (worker.Config, slog.Level
 	var level slog.Level
 	fs := flag.NewFlagSet("gradient-worker", flag.ContinueOnError)
 	fs.StringVar(&cfg.ServerURL, "server", "", "server `URL` of /proto, e.g. wss://ci.example.org/proto")
+	fs.Var((*listenFlag)(&cfg.Listen), "listen", "wait for the server to dial this worker on /proto at `host:port` (alone: "+worker.DefaultListenAddr+"); instead of --server")
+	fs.StringVar(&cfg.AcceptedServerTokensFile, "accepted-server-tokens-file", getenv(envAcceptedServerTokensFile),
+		"with --listen: `file` of peer_id:hash lines a dialing server's tokens must match (none: accept every server)")
 	fs.StringVar(&cfg.BaseDir, "base-dir", worker.DefaultBaseDir, "`directory` for worker-id and job scratch space")
 	fs.StringVar(&cfg.PeersFile, "peers-file", getenv(worker.EnvPeersFile), "peers `file` of peer_id:token lines")
 	fs.IntVar(&cfg.MaxConcurrentBuilds, "max-concurrent-builds", 1, "builds run at once")
@@ -70,8 +80,8 @@ func parse(args []string, getenv func(string) string) (worker.Config, slog.Level
 	if fs.NArg() > 0 {
 		return cfg, level, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if !strings.HasPrefix(cfg.ServerURL, "ws://") && !strings.HasPrefix(cfg.ServerURL, "wss://") {
-		return cfg, level, fmt.Errorf("--server=%q: want a ws:// or wss:// URL", cfg.ServerURL)
+	if err := checkMode(cfg); err != nil {
+		return cfg, level, err
 	}
 	if cfg.MaxConcurrentBuilds < 1 {
 		return cfg, level, fmt.Errorf("--max-concurrent-builds=%d: want at least 1", cfg.MaxConcurrentBuilds)
@@ -91,3 +101,40 @@ func list(s string) []string {
 	}
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }
+
+const envAcceptedServerTokensFile = "GRADIENT_WORKER_ACCEPTED_SERVER_TOKENS_FILE"
+
+// checkMode wants exactly one of --server and --listen: the worker either dials or is dialed,
+// so one session at a time owns its build slots.
+func checkMode(cfg worker.Config) error {
+	switch {
+	case cfg.Listen != "" && cfg.ServerURL != "":
+		return errors.New("give either --server or --listen, not both")
+	case cfg.Listen != "":
+		if _, _, err := net.SplitHostPort(cfg.Listen); err != nil {
+			return fmt.Errorf("--listen=%q: want host:port: %w", cfg.Listen, err)
+		}
+		return nil
+	}
+	if !strings.HasPrefix(cfg.ServerURL, "ws://") && !strings.HasPrefix(cfg.ServerURL, "wss://") {
+		return fmt.Errorf("--server=%q: want a ws:// or wss:// URL (or --listen)", cfg.ServerURL)
+	}
+	return nil
+}
+
+// listenFlag is --listen: given alone it takes the default address, like a boolean flag
+// (spec §1.1: discoverable mode listens on 127.0.0.1:3100 unless told otherwise).
+type listenFlag string
+
+func (l *listenFlag) String() string { return string(*l) }
+
+func (l *listenFlag) Set(v string) error {
+	if v == "true" {
+		v = worker.DefaultListenAddr
+	}
+	*l = listenFlag(v)
+	return nil
+}
+
+// IsBoolFlag lets --listen stand without a value.
+func (l *listenFlag) IsBoolFlag() bool { return true }

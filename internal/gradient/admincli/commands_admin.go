@@ -11,14 +11,15 @@ import (
 
 // commands lists every subcommand.
 func commands() []command {
-	return []command{
+	cmds := []command{
 		bootstrapCommand(),
 		projectCreate(), projectList(), projectShow(),
-		cacheCreate(), cacheList(), cachePaths(), cacheSubscribe(true), cacheSubscribe(false),
+		cacheCreate(), cacheList(), cacheKey(), cachePaths(), cacheSubscribe(true), cacheSubscribe(false),
 		workerRegister(), workerSetActive(false), workerSetActive(true), workerList(), workerShow(),
 		evalStart(), evalList(), evalShow(), buildShow(), buildLog(), abortEval(), abortBuild(),
 		keyCreate(), keyList(), keyRevoke(),
 	}
+	return append(cmds, teamCommands()...)
 }
 
 func projectCreate() command {
@@ -86,6 +87,9 @@ func cacheCreate() command {
 			}
 			return in.emit(c, func(w io.Writer) {
 				fmt.Fprintf(w, "Created %s cache %s (%s).\n", visibility(c.Public), c.Name, c.ID)
+				if c.PublicKey != "" {
+					fmt.Fprintf(w, "Public key (for Nix's trusted-public-keys): %s\n", c.PublicKey)
+				}
 			})
 		}
 	}}
@@ -99,9 +103,9 @@ func cacheList() command {
 				return err
 			}
 			return in.emit(api.CacheList{Caches: cs}, func(w io.Writer) {
-				t := newTable(w, "NAME", "ID", "VISIBILITY", "SIGNING KEY")
+				t := newTable(w, "NAME", "ID", "VISIBILITY", "PUBLIC KEY")
 				for _, c := range cs {
-					t.row(c.Name, c.ID, visibility(c.Public), yesNo(c.HasSigningKey))
+					t.row(c.Name, c.ID, visibility(c.Public), orNone(c.PublicKey))
 				}
 				t.flush()
 			})

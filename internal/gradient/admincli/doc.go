@@ -21,6 +21,7 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project show PROJECT
   cache create NAME [--public]
   cache list
+  cache key CACHE
   cache paths CACHE [--limit N]
   cache subscribe PROJECT CACHE
   cache unsubscribe PROJECT CACHE
@@ -29,6 +30,15 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   worker activate WORKER_ID (--project P | --cache C)
   worker list
   worker show WORKER_ID
+  project workers PROJECT        (live only when authenticated for PROJECT)
+  team create NAME
+  team list
+  team show TEAM
+  team register TEAM WORKER_ID [--url wss://...]
+  team grant PROJECT TEAM
+  team revoke PROJECT TEAM
+  team disable TEAM WORKER_ID
+  team enable TEAM WORKER_ID
   eval start PROJECT COMMIT [--wildcard PATTERNS ...]
   eval list PROJECT [--limit N]
   eval show EVALUATION_ID
@@ -40,6 +50,6 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   key list
   key revoke KEY_ID
 
-PROJECT and CACHE are an ID or a name. Every command takes --json for machine output.
+PROJECT, CACHE and TEAM are an ID or a name. Every command takes --json for machine output.
 Exit codes: 0 ok, 1 server or API error, 2 usage error.
 `

@@ -30,6 +30,7 @@ type LiveView interface {
 type LiveWorker struct {
 	ConnectedAt  time.Time
 	Authorized   []string // peer IDs the session authenticated for
+	Remote       string   // where the session runs: the worker's ip:port, or the URL the server dialed
 	Capabilities wire.GradientCapabilities
 }
 
@@ -45,6 +46,9 @@ type Config struct {
 	// SealDialToken encrypts a registration's plaintext token for a server-dialed worker
 	// (stored as token_enc). nil: registrations with a url are refused with 501.
 	SealDialToken func(token string) ([]byte, error)
+	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
+	// are created without a key (their narinfos go out unsigned).
+	CacheKeys CacheKeys
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -55,6 +59,7 @@ type api struct {
 	now   func() time.Time
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
+	keys  CacheKeys
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -82,6 +87,14 @@ var routes = []route{
 	{"POST", "/projects/{project}/evaluations", scopeAdmin, (*api).startEvaluation},
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
+	{"GET", "/projects/{project}/workers", scopeAdmin, (*api).listProjectWorkers},
+	{"PUT", "/projects/{project}/teams/{team}", scopeAdmin, (*api).grantTeam},
+	{"DELETE", "/projects/{project}/teams/{team}", scopeAdmin, (*api).revokeTeam},
+	{"GET", "/teams", scopeAdmin, (*api).listTeams},
+	{"POST", "/teams", scopeAdmin, (*api).createTeam},
+	{"GET", "/teams/{team}", scopeAdmin, (*api).showTeam},
+	{"POST", "/teams/{team}/workers", scopeAdmin, (*api).registerTeamWorker},
+	{"PATCH", "/teams/{team}/workers/{worker}", scopeAdmin, (*api).setTeamWorkerEnabled},
 	{"GET", "/caches", scopeCacheRead, (*api).listCaches},
 	{"POST", "/caches", scopeAdmin, (*api).createCache},
 	{"GET", "/caches/{cache}", scopeCacheRead, (*api).showCache},
@@ -104,7 +117,7 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
 	if a.live == nil {
 		a.live = noLive{}
 	}

@@ -66,7 +66,7 @@ func workerOf(w store.WorkerInfo, live LiveWorker, isLive bool) Worker {
 		out.ReportedCapabilities = json.RawMessage(w.Capabilities)
 	}
 	if isLive {
-		out.Status, out.ConnectedAt, out.OfflineReason = WorkerLive, live.ConnectedAt, ""
+		out.Status, out.ConnectedAt, out.OfflineReason, out.Remote = WorkerLive, live.ConnectedAt, "", live.Remote
 		out.AuthorizedPeers = nonNil(live.Authorized)
 		out.Capabilities = capabilitiesOf(live.Capabilities)
 	}

@@ -11,7 +11,7 @@
 //
 // # Routes
 //
-// {project} and {cache} take an ID or a name (names may not look like UUIDs, so the two never
+// {project}, {cache} and {team} take an ID or a name (names may not look like UUIDs, so the two never
 // collide); {worker} is a worker ID (a UUID); other {ids} are UUIDs.
 //
 //	GET    /api/v1/projects                                   ProjectList
@@ -23,6 +23,14 @@
 //	POST   /api/v1/projects/{project}/evaluations             StartEvaluationRequest -> 201 Evaluation
 //	POST   /api/v1/projects/{project}/registrations           RegisterWorkerRequest -> 201 RegisterWorkerResponse
 //	PATCH  /api/v1/projects/{project}/registrations/{worker}  SetActiveRequest -> Registration
+//	GET    /api/v1/projects/{project}/workers                 WorkerList: live only if authenticated for the project
+//	PUT    /api/v1/projects/{project}/teams/{team}            grant the team's workers (idempotent) -> 204
+//	DELETE /api/v1/projects/{project}/teams/{team}            withdraw the grant -> 204
+//	GET    /api/v1/teams                                      TeamList (workers, granting projects)
+//	POST   /api/v1/teams                                      CreateTeamRequest -> 201 Team
+//	GET    /api/v1/teams/{team}                               Team
+//	POST   /api/v1/teams/{team}/workers                       RegisterTeamWorkerRequest -> 201 RegisterTeamWorkerResponse
+//	PATCH  /api/v1/teams/{team}/workers/{worker}              SetActiveRequest -> TeamWorker (enable/disable)
 //	GET    /api/v1/caches                                     CacheList
 //	POST   /api/v1/caches                                     CreateCacheRequest -> 201 Cache
 //	GET    /api/v1/caches/{cache}                             Cache
@@ -45,6 +53,14 @@
 // sealed for dialing: Config.SealDialToken, which the dialing work provides; without it such
 // a request is 501. Starting an evaluation calls LiveView.Kick so the dispatcher offers it;
 // an abort hands the store's Effects to LiveView.Apply so running jobs get AbortJob.
+//
+// A team worker (spec §4.2) is registered once on a team and answers its challenge with
+// `<team id>:<token>`; it serves every project that grants the team. A worker ID belongs to
+// registrations or to one team worker, never both (409 worker_id_taken). A LiveView that
+// implements RegistrationWatcher hears of every registration, team worker, grant and cache
+// subscription change that may concern a worker, so a connected worker reauthenticates
+// (§4.3). A project's worker list shows a worker live only when its session authenticated
+// for that project.
 //
 // The build log defaults to the latest attempt, from offset 0, at most 1 MiB per answer (8
 // MiB at most); the headers X-Gradient-Attempt, X-Gradient-Log-Size and

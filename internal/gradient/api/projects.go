@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -151,7 +152,7 @@ func (a *api) listCaches(w http.ResponseWriter, r *http.Request) error {
 	out := CacheList{Caches: []Cache{}}
 	for _, c := range cs {
 		if mayReadCache(r.Context(), c.ID) {
-			out.Caches = append(out.Caches, cacheOf(c))
+			out.Caches = append(out.Caches, a.cacheView(c))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -166,14 +167,18 @@ func (a *api) createCache(w http.ResponseWriter, r *http.Request) error {
 	if err := checkName("cache", req.Name); err != nil {
 		return err
 	}
-	c, err := a.store.CreateCache(r.Context(), store.NewCache{Name: req.Name, Public: req.Public})
+	sealed, err := a.newCacheKey(req.Name)
+	if err != nil {
+		return fmt.Errorf("making the cache's signing key: %w", err)
+	}
+	c, err := a.store.CreateCache(r.Context(), store.NewCache{Name: req.Name, Public: req.Public, SigningKeyEnc: sealed})
 	if errors.Is(err, store.ErrConflict) {
 		return conflict(CodeConflict, "a cache named %q already exists", req.Name)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, cacheOf(c))
+	writeJSON(w, http.StatusCreated, a.cacheView(c))
 	return nil
 }
 
@@ -182,7 +187,7 @@ func (a *api) showCache(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, cacheOf(c))
+	writeJSON(w, http.StatusOK, a.cacheView(c))
 	return nil
 }
 

@@ -227,20 +227,17 @@ func (a *api) registrationChanged(workerIDs ...string) {
 
 func orTrue(b *bool) bool { return b == nil || *b }
 
-// projectWorkersChanged tells a watching LiveView about every worker registered for the
-// project: a cache subscription changes what their sessions may do (§4.3, §4.4 step 4).
+// projectWorkersChanged tells a watching LiveView about every worker that may serve the
+// project (its registrations and its granted teams' workers): a cache subscription changes
+// what their sessions may do (§4.3, §4.4 step 4).
 func (a *api) projectWorkersChanged(ctx context.Context, projectID string) error {
 	if _, ok := a.live.(RegistrationWatcher); !ok {
 		return nil
 	}
-	regs, err := a.store.ListRegistrations(ctx, "")
+	ids, err := a.projectWorkerIDs(ctx, projectID)
 	if err != nil {
 		return err
 	}
-	for _, reg := range regs {
-		if reg.PeerID == projectID {
-			a.registrationChanged(reg.WorkerID)
-		}
-	}
+	a.registrationChanged(ids...)
 	return nil
 }

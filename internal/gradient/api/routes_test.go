@@ -47,10 +47,12 @@ func newRouteFixture(t *testing.T) routeFixture {
 	must(t, err)
 	ev, err := s.CreateEvaluation(ctx, store.NewEvaluation{ProjectID: p.ID, Commit: strings.Repeat("a", 40)})
 	must(t, err)
+	_, err = s.CreateTeam(ctx, "t")
+	must(t, err)
 	srv := httptest.NewServer(New(Config{Store: s}))
 	t.Cleanup(srv.Close)
 	return routeFixture{srv: srv, admin: admin, pinned: pinned, evaluationID: ev.ID,
-		values: map[string]string{"{project}": "p", "{cache}": "c", "{worker}": worker, "{id}": pk.ID}}
+		values: map[string]string{"{project}": "p", "{cache}": "c", "{team}": "t", "{worker}": worker, "{id}": pk.ID}}
 }
 
 // path fills a route's wildcards with existing rows (an evaluation for /evaluations/{id}).

@@ -65,11 +65,14 @@ type CreateCacheRequest struct {
 
 // Cache is a binary cache. The signing key never leaves the server.
 type Cache struct {
-	ID            string    `json:"id"`
-	Name          string    `json:"name"`
-	Public        bool      `json:"public"`
-	HasSigningKey bool      `json:"has_signing_key"`
-	CreatedAt     time.Time `json:"created_at,omitzero"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	Public        bool   `json:"public"`
+	HasSigningKey bool   `json:"has_signing_key"`
+	// PublicKey is the narinfo signing key's public half, "name:base64", for Nix's
+	// trusted-public-keys.
+	PublicKey string    `json:"public_key,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
 }
 
 // CacheList is GET /api/v1/caches.
@@ -158,6 +161,7 @@ type Worker struct {
 	Registered           bool            `json:"registered"`
 	Status               string          `json:"status"`
 	ConnectedAt          time.Time       `json:"connected_at,omitzero"`
+	Remote               string          `json:"remote,omitempty"` // a live session's ip:port (or dialed URL)
 	LastSeenAt           time.Time       `json:"last_seen_at,omitzero"`
 	AuthorizedPeers      []string        `json:"authorized_peers,omitempty"`
 	Capabilities         *Capabilities   `json:"capabilities,omitempty"`

@@ -53,6 +53,7 @@ type Counters struct {
 	AbortRead           atomic.Uint64 // gradient_cache_nar_aborts_total{reason="read"}
 	AbortStalled        atomic.Uint64 // gradient_cache_nar_aborts_total{reason="stalled"}
 	AbortOverload       atomic.Uint64 // gradient_cache_nar_aborts_total{reason="overload"}
+	AbortCorrupt        atomic.Uint64 // gradient_cache_nar_aborts_total{reason="corrupt"}
 	Demoted             atomic.Uint64 // gradient_cache_paths_demoted_total
 }
 
@@ -134,5 +135,6 @@ var counterNames = []counterName{
 	{aborted, "read", func(c *Counters) *atomic.Uint64 { return &c.AbortRead }},
 	{aborted, "stalled", func(c *Counters) *atomic.Uint64 { return &c.AbortStalled }},
 	{aborted, "overload", func(c *Counters) *atomic.Uint64 { return &c.AbortOverload }},
+	{aborted, "corrupt", func(c *Counters) *atomic.Uint64 { return &c.AbortCorrupt }},
 	{"gradient_cache_paths_demoted_total", "", func(c *Counters) *atomic.Uint64 { return &c.Demoted }},
 }

@@ -14,7 +14,10 @@
 // Two rules keep the cache honest. A path is recorded (PutCachedPath) only after narstore
 // verified and installed its bytes, so no row claims bytes that are not stored. And a row
 // whose object is gone is demoted where it is found (a query or a pull), so the worker that
-// produced the path uploads it again.
+// produced the path uploads it again. A pull verifies as it streams: every byte served is
+// hashed (a resume hashes the prefix it skips), and the final chunk goes out only when the
+// object hashes to the row's file_hash; a corrupt object ends in NarAbort instead and its
+// row is demoted, so bad bytes never reach a worker as a complete stream.
 //
 // Admission is server-wide and shared by every session: 8 large uploads (declared size over
 // 1 MiB), 128 small ones, an 8 GiB budget charged by declared size, one upload per store

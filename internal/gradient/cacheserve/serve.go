@@ -3,12 +3,14 @@ package cacheserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -119,8 +121,11 @@ func (s *Session) serveOne(it serveItem) {
 }
 
 // stream answers one path (§7.4): NarUnavailable when it is not in the readable caches or
-// its object is gone (the row is demoted), NarAbort on a storage error, else the header
-// and the chunks.
+// its object is gone or of the wrong size (the row is demoted), NarAbort on a storage error,
+// else the header and the chunks. Bytes that do not hash to the row's file_hash end in
+// NarAbort instead of the final chunk, and the row is demoted: the worker's retry then finds
+// the path uncached (NarUnavailable, so InputsUnavailable), and the server resets the build
+// that produced it, whose upload replaces the object.
 func (s *Session) stream(ctx context.Context, it serveItem) {
 	c := s.cfg.Counters
 	hash, err := store.StoreHash(it.key.path)
@@ -148,13 +153,25 @@ func (s *Session) stream(ctx context.Context, it serveItem) {
 		return
 	}
 	defer f.Close()
-	if size != row.FileSize {
+	want, err := nixhash.Parse(row.FileHash)
+	if size != row.FileSize || err != nil {
 		s.demote(ctx, hash)
 		s.unavailable(it, &c.UnavailDamaged, "the stored object does not match its record")
 		return
 	}
-	if s.push(ctx, it, f, size) {
-		c.NarServes.Add(1)
+	s.served(ctx, it, hash, s.push(ctx, it, f, size, want))
+}
+
+// served records how a stream ended: a whole one stamps the row; a corrupt object's row is
+// demoted and the worker told with NarAbort in place of the final chunk.
+func (s *Session) served(ctx context.Context, it serveItem, hash string, err error) {
+	switch {
+	case errors.Is(err, errCorrupt):
+		s.cfg.Logger.Error("a stored NAR does not match its recorded file hash; demoting it", "path", it.key.path, "err", err)
+		s.demote(ctx, hash)
+		s.abort(ctx, it, &s.cfg.Counters.AbortCorrupt, "the stored object is corrupt; it was withdrawn from the cache")
+	case err == nil:
+		s.cfg.Counters.NarServes.Add(1)
 		s.markFetched(ctx, hash)
 	}
 }
@@ -171,9 +188,18 @@ func (s *Session) lookupOne(ctx context.Context, p string) (store.CachedPath, bo
 // streamToken is upstream's token for an object of size bytes.
 func streamToken(size int64) string { return "len-" + strconv.FormatInt(size, 10) }
 
-// push sends the header and the chunks from the resume point; it reports whether the
-// whole stream went out.
-func (s *Session) push(ctx context.Context, it serveItem, r io.ReadSeeker, size int64) bool {
+// errCorrupt: the stored bytes do not hash to the row's file_hash.
+var errCorrupt = errors.New("stored object does not match its file hash")
+
+// errStreamEnded: the stream stopped early and the worker was told (or was not waiting).
+var errStreamEnded = errors.New("stream ended early")
+
+// push sends the header and the chunks from the resume point while a streamHasher hashes
+// every byte of the object (a resume hashes the skipped prefix first). The final chunk goes
+// out only after the hash matched, so corrupt bytes never end in is_final: the worker never
+// sees a complete stream of them. It returns nil when the whole stream went out, errCorrupt
+// (nothing final sent, the caller answers) or errStreamEnded (already answered).
+func (s *Session) push(ctx context.Context, it serveItem, r io.ReadSeeker, size int64, want nixhash.SHA256) error {
 	token := streamToken(size)
 	var off int64
 	if it.resume && it.token == token && it.offset <= uint64(size) {
@@ -182,30 +208,36 @@ func (s *Session) push(ctx context.Context, it serveItem, r io.ReadSeeker, size 
 	hdr := &wire.NarStreamHeader{JobID: it.key.job, StorePath: it.key.path, TotalBytes: uint64(size), StreamToken: token}
 	if err := s.cfg.Send(ctx, hdr); err != nil {
 		s.sendFailed(ctx, it, err)
-		return false
+		return errStreamEnded
 	}
-	if _, err := r.Seek(off, io.SeekStart); err != nil {
+	h, err := newStreamHasher(r, off)
+	if err != nil {
 		s.abort(ctx, it, &s.cfg.Counters.AbortRead, "the stored object could not be read")
-		return false
+		return errStreamEnded
 	}
-	buf := chunkPool.Get().(*[]byte)
-	defer chunkPool.Put(buf)
-	for {
+	bufs := [2]*[]byte{chunkPool.Get().(*[]byte), chunkPool.Get().(*[]byte)}
+	defer func() { h.stop(); chunkPool.Put(bufs[0]); chunkPool.Put(bufs[1]) }()
+	for i := 0; ; i++ {
 		n := min(int64(ChunkSize), size-off)
-		if _, err := io.ReadFull(r, (*buf)[:n]); err != nil {
+		chunk := (*bufs[i%2])[:n] // the hasher finished with this buffer when the last add began
+		if _, err := io.ReadFull(r, chunk); err != nil {
 			s.abort(ctx, it, &s.cfg.Counters.AbortRead, "the stored object could not be read")
-			return false
+			return errStreamEnded
 		}
 		final := off+n == size
-		msg := &wire.NarPush{JobID: it.key.job, StorePath: it.key.path, Data: (*buf)[:n], Offset: uint64(off), IsFinal: final}
+		if final && !h.matches(chunk, want) {
+			return fmt.Errorf("%s: %w", it.key.path, errCorrupt)
+		}
+		msg := &wire.NarPush{JobID: it.key.job, StorePath: it.key.path, Data: chunk, Offset: uint64(off), IsFinal: final}
 		if err := s.cfg.Send(ctx, msg); err != nil {
 			s.sendFailed(ctx, it, err)
-			return false
+			return errStreamEnded
 		}
 		s.cfg.Counters.NarServedBytes.Add(uint64(n))
 		if off += n; final {
-			return true
+			return nil
 		}
+		h.add(chunk)
 	}
 }
 

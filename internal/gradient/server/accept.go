@@ -37,13 +37,15 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	a := &answerer{s: s}
 	role, out := session.NewAuthority(s.authorityConfig())
-	_, res, err := handshake.Run(s.ctx, conn, role, out, a.answer)
+	role, res, err := handshake.Run(s.ctx, conn, role, out, a.answer)
 	if err != nil {
 		s.handshakeFailed(a, err)
 		return
 	}
 	wk := newWorker(s, conn, res, a.identity, r.RemoteAddr)
+	wk.auth = newSessionAuth(asAuthRole(role), a.answer, a.identity.Facts)
 	s.sessions.attach(wk)
+	s.catchUp(wk, a.changesSeen)
 	wk.run()
 }
 
@@ -71,11 +73,14 @@ type answerer struct {
 	s        *Server
 	identity store.WorkerIdentity
 	claimed  string
+	// changesSeen is the worker's registration-change count read before its facts were.
+	changesSeen uint64
 }
 
 func (a *answerer) answer(ctx context.Context, need session.Need) (session.Event, error) {
 	switch n := need.(type) {
 	case session.LookupWorker:
+		a.changesSeen = a.s.changes.at(n.WorkerID)
 		id, err := a.s.cfg.Store.WorkerIdentity(ctx, n.WorkerID)
 		if err != nil {
 			return nil, fmt.Errorf("reading worker %s: %w", n.WorkerID, err)

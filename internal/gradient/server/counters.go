@@ -25,9 +25,16 @@ type Counters struct {
 	ClaimsLost             atomic.Uint64
 	ReportsStale           atomic.Uint64
 	ReportsFailed          atomic.Uint64
+	ReportsInvalid         atomic.Uint64
+	FramesMalformed        atomic.Uint64
 	MessagesIgnored        atomic.Uint64
 	LogBytesDropped        atomic.Uint64
 	WorkersSilent          atomic.Uint64
+	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (§4.3)
+	ReauthEnded            atomic.Uint64 // running sessions a reauth round ended (403 deactivated)
+	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (§7.1)
+	CacheSessionsRefusedIP atomic.Uint64 // cache upgrades refused 503: the IP has 32 anonymous sessions
+	CacheMessagesRefused   atomic.Uint64 // messages a cache session answered Reject 403
 }
 
 // refused counts a handshake Reject by its code.
@@ -71,8 +78,15 @@ func (c *Counters) Metrics() []Metric {
 		{"gradient_claims_lost_total", "Candidates another claimer took first.", &c.ClaimsLost},
 		{"gradient_reports_stale_total", "Reports dropped: their assignment was not handed out by the session.", &c.ReportsStale},
 		{"gradient_reports_failed_total", "Reports the store could not apply.", &c.ReportsFailed},
+		{"gradient_reports_invalid_total", "Reports that failed validation; each failed its job.", &c.ReportsInvalid},
+		{"gradient_frames_malformed_total", "Frames that did not decode; each ended its session with Error 400.", &c.FramesMalformed},
 		{"gradient_messages_ignored_total", "Messages a worker session does not serve.", &c.MessagesIgnored},
 		{"gradient_log_bytes_dropped_total", "Build log bytes past the stored limit.", &c.LogBytesDropped},
 		{"gradient_workers_silent_total", "Workers dropped by the liveness pass.", &c.WorkersSilent},
+		{"gradient_reauths_total", "Reauth rounds that ended in AuthUpdate.", &c.Reauths},
+		{"gradient_reauth_sessions_ended_total", "Running sessions a reauth round ended (worker deactivated).", &c.ReauthEnded},
+		{"gradient_cache_sessions_started_total", "Read-only cache sessions that completed the handshake.", &c.CacheSessions},
+		{"gradient_cache_sessions_refused_per_ip_total", "Cache session upgrades refused 503: 32 anonymous sessions from that IP.", &c.CacheSessionsRefusedIP},
+		{"gradient_cache_session_messages_refused_total", "Messages a cache session refused with Reject 403.", &c.CacheMessagesRefused},
 	}
 }

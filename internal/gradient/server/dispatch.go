@@ -9,8 +9,12 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// claimTries is how many candidates one RequestJob may lose to other claimers (§6.1).
-const claimTries = 3
+// claimTries is how many candidates one RequestJob may lose to other claimers (§6.1), and
+// claimRounds how many times it reads fresh candidates after losing all it read.
+const (
+	claimTries  = 3
+	claimRounds = 4
+)
 
 // requestJob answers a RequestJob: assign the oldest startable job this worker may run, or
 // remember the slot as idle so the next kick or pool pass fills it.
@@ -92,12 +96,33 @@ func (w *worker) negotiatedFor(kind wire.JobKind) bool {
 
 var errNothingToAssign = errors.New("nothing to assign")
 
-// claimOne claims the first candidate it can, trying up to claimTries of them.
+// claimOne claims the best candidate it can. Sessions of this server claim one at a time
+// (claimMu): otherwise every idle worker reads the same few oldest candidates, all but one
+// lose every race, and their slots stay idle until the next kick or pool pass. The store's
+// race check still guards against other claimers of the same database, and a request that
+// lost every candidate it read looks again, because losing means the queue moved.
 func (w *worker) claimOne(ctx context.Context, q store.CandidateQuery) (store.Assignment, error) {
+	w.srv.claimMu.Lock()
+	defer w.srv.claimMu.Unlock()
+	for range claimRounds {
+		a, err := w.claimAmong(ctx, q)
+		if !errors.Is(err, store.ErrLostRace) {
+			return a, err
+		}
+	}
+	return store.Assignment{}, errNothingToAssign
+}
+
+// claimAmong tries the candidates of one query in order, up to claimTries (§6.1). It ends
+// with ErrLostRace when every one went to another claimer.
+func (w *worker) claimAmong(ctx context.Context, q store.CandidateQuery) (store.Assignment, error) {
 	st := w.srv.cfg.Store
 	cands, err := st.Candidates(ctx, q)
 	if err != nil {
 		return store.Assignment{}, err
+	}
+	if len(cands) == 0 {
+		return store.Assignment{}, errNothingToAssign
 	}
 	for _, c := range cands {
 		a, err := st.Claim(ctx, c.Job, w.id)
@@ -107,7 +132,7 @@ func (w *worker) claimOne(ctx context.Context, q store.CandidateQuery) (store.As
 		}
 		return a, err
 	}
-	return store.Assignment{}, errNothingToAssign
+	return store.Assignment{}, store.ErrLostRace
 }
 
 // assign hands a claimed job to the worker: the assignment is recorded on the session first,

@@ -16,14 +16,18 @@ type grants struct {
 	caches       []string // directCaches plus every cache the projects subscribe to
 }
 
-// grantsOf sorts a session's authorized peer IDs by kind; a team worker's team ID expands to
-// the projects granting the team's workers.
+// grantsOf sorts a session's authorized peer IDs by kind. A team worker's authorized peers are
+// the projects granting its team (the §4.4 decision expands the team); the team ID itself
+// expands to every granting project.
 func grantsOf(res session.Result, facts session.WorkerFacts) grants {
 	var g grants
 	for _, peer := range res.Authorized {
-		if t := facts.Team; t != nil && peer == t.TeamID {
+		if t := facts.Team; t != nil {
+			// The decision names the granting projects; a dialed session may name the team.
 			for _, gr := range t.Grants {
-				g.projects = append(g.projects, gr.ProjectID)
+				if peer == t.TeamID || peer == gr.ProjectID {
+					g.projects = append(g.projects, gr.ProjectID)
+				}
 			}
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
@@ -53,6 +54,18 @@ func (w *worker) applyUpdate(ctx context.Context, m *wire.JobUpdate) error {
 	if !ok {
 		return w.stale(m.JobID, m.AssignmentID)
 	}
+	if err := checkUpdate(job, m.Update); err != nil {
+		return w.rejectReport(ctx, job, m.AssignmentID, err, true)
+	}
+	err := w.storeUpdate(ctx, m)
+	if errors.Is(err, store.ErrInvalid) { // the store's own rules
+		return w.rejectReport(ctx, job, m.AssignmentID, err, true)
+	}
+	return ignoreStale(err, job)
+}
+
+// storeUpdate applies a validated JobUpdate.
+func (w *worker) storeUpdate(ctx context.Context, m *wire.JobUpdate) error {
 	st := w.srv.cfg.Store
 	var err error
 	switch u := m.Update.(type) {
@@ -77,7 +90,7 @@ func (w *worker) applyUpdate(ctx context.Context, m *wire.JobUpdate) error {
 		w.subst[m.AssignmentID] = u.Substituted
 		w.mu.Unlock()
 	}
-	return ignoreStale(err, job)
+	return err
 }
 
 func (w *worker) applyCompleted(ctx context.Context, m *wire.JobCompleted) error {
@@ -106,6 +119,9 @@ func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
 	job, ok := w.assignmentOf(m.JobID, m.AssignmentID)
 	if !ok {
 		return w.stale(m.JobID, m.AssignmentID)
+	}
+	if err := checkFailed(m); err != nil {
+		return w.rejectReport(ctx, job, m.AssignmentID, err, false)
 	}
 	defer w.forget(m.AssignmentID)
 	st := w.srv.cfg.Store
@@ -183,6 +199,64 @@ func (w *worker) applyCapabilities(ctx context.Context, m *wire.WorkerCapabiliti
 	w.srv.Kick()
 	return w.srv.cfg.Store.SetWorkerCapabilities(ctx, w.id, capabilitiesJSON(m))
 }
+
+// rejectReport handles a report that fails validation (issue 7: one bad report costs one
+// job, not the session). The job fails Transient, so it is retried within its attempt
+// budget, possibly on another worker; a worker still running it is told with AbortJob, and
+// the assignment is forgotten so the job's later reports are dropped as stale. The session
+// goes on serving its other jobs: only an undecodable frame ends it.
+func (w *worker) rejectReport(ctx context.Context, job store.JobRef, assignmentID string, cause error, running bool) error {
+	reason := truncateReason(cause.Error())
+	w.srv.counters.ReportsInvalid.Add(1)
+	w.log.Warn("invalid report: failing its job", "job", job, "assignment", assignmentID, "err", reason)
+	w.forget(assignmentID)
+	f := store.BuildFailure{Kind: store.FailTransient, Reason: "the worker sent an invalid report: " + reason}
+	st := w.srv.cfg.Store
+	var eff store.Effects
+	var err error
+	if job.Kind == store.JobBuild {
+		eff, err = st.FailBuild(ctx, assignmentID, f)
+	} else {
+		eff, err = st.FailEvaluationJob(ctx, assignmentID, f)
+	}
+	w.srv.Apply(ctx, eff)
+	if running {
+		w.abortJob(ctx, job, "invalid report: "+reason)
+	}
+	return ignoreStale(err, job)
+}
+
+func (w *worker) abortJob(ctx context.Context, job store.JobRef, reason string) {
+	if err := w.send(ctx, &wire.AbortJob{JobID: job.String(), Reason: reason}); err != nil {
+		w.log.Warn("sending AbortJob", "job", job, "err", err)
+		return
+	}
+	w.srv.counters.JobsAborted.Add(1)
+}
+
+// malformed answers a frame that does not decode with Error 400 "malformed message" and
+// closes the session (§1.4): the one bad frame that costs the session, since nothing in it
+// can be trusted to name a job. Other read errors (the socket went) pass through.
+func (w *worker) malformed(err error) {
+	var de *wire.DecodeError
+	if !errors.As(err, &de) {
+		return
+	}
+	w.srv.counters.FramesMalformed.Add(1)
+	w.log.Warn("undecodable frame: closing the session", "err", err)
+	ctx, cancel := context.WithTimeout(w.ctx, malformedCloseTimeout)
+	defer cancel()
+	if serr := w.send(ctx, &wire.ServerError{Code: codeMalformed, Message: "malformed message"}); serr != nil {
+		w.log.Debug("sending Error 400", "err", serr)
+	}
+	w.conn.Close(ctx)
+}
+
+const (
+	codeMalformed = 400
+	// malformedCloseTimeout bounds the Error 400 and the close after an undecodable frame.
+	malformedCloseTimeout = 2 * time.Second
+)
 
 // ignoreStale treats a report the store finds closed (aborted meanwhile, recovered) as
 // handled: the worker's view lagged the server's.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -35,7 +36,9 @@ func (w *worker) route(m wire.ClientMessage) error {
 		w.mu.Unlock()
 		w.log.Info("worker is draining: assigning it nothing more")
 		return nil
-	case *wire.InitConnection, *wire.AuthResponse, *wire.ClientReject:
+	case *wire.ReauthRequest, *wire.AuthResponse:
+		return w.stepAuth(session.Received{Msg: m}) // §4.3, reauth.go
+	case *wire.InitConnection, *wire.ClientReject:
 		return fmt.Errorf("%w: %T after the handshake", errProtocol, m)
 	}
 	handled, err := w.cache.Handle(w.ctx, m)

@@ -47,6 +47,13 @@ type Config struct {
 	// Secrets seals what the server keeps at rest: dial tokens and cache signing keys
 	// (nil: registering a server-dialed worker is refused).
 	Secrets *secretbox.Box
+	// DenyAnonymousCache is --anonymous-cache=false: public caches need an API key too,
+	// over HTTP and on /cache/{cache}/proto (cachesession.go).
+	DenyAnonymousCache bool
+	// CacheKeyHost starts cache signing key names ("<host>-<cache>-1"; "" is "gradient").
+	CacheKeyHost string
+	// CacheSessionIdle closes an idle cache session (0: DefaultCacheSessionIdle).
+	CacheSessionIdle time.Duration
 }
 
 // Server is a running gradient-server's worker side.
@@ -66,6 +73,10 @@ type Server struct {
 	stopping atomic.Bool
 	wg       sync.WaitGroup // running sessions
 	offline  sync.Map       // worker ID -> last failure reason (§4.4 bookkeeping)
+	claimMu  sync.Mutex     // one claim at a time among this server's sessions (dispatch.go)
+	changes  changeLog      // registration changes by worker ID, for reauth (reauth.go)
+
+	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -80,7 +91,7 @@ func New(cfg Config) *Server {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, sessions: newRegistry(),
+	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, sessions: newRegistry(), cacheFront: newCacheFront(cfg),
 		conns: make(chan struct{}, cfg.MaxConnections), verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
 }
@@ -97,13 +108,16 @@ func (s *Server) Recover(ctx context.Context) (store.Recovery, error) {
 	return r, nil
 }
 
-// Handler serves /proto, /healthz and, when configured, /api/v1/.
+// Handler serves /proto, /healthz, the binary cache and cache sessions under /cache/{cache}/,
+// and /api/v1/.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /proto", s.serveProto)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
+	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken()}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys()}))
 	return mux
 }
 
@@ -126,9 +140,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok\n"))
 }
 
-// Run drives the background passes (dispatch kicks every 5 s and on demand, liveness) until
-// ctx ends.
+// Run drives the background passes (dispatch kicks every 5 s and on demand, liveness, and
+// dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
+	go s.runDialer(ctx) // server-dialed workers (dialer.go)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time

@@ -27,6 +27,8 @@ type worker struct {
 	cache       *cacheserve.Session
 	ctx         context.Context
 	cancelCause context.CancelCauseFunc // ends the session, saying why
+	remote      string                  // the worker's ip:port, or the URL the server dialed
+	auth        *sessionAuth            // the handshake role, kept for reauth rounds (reauth.go)
 
 	fillMu sync.Mutex // one filler of idle slots at a time (read loop, kicks, pool pass)
 
@@ -45,7 +47,7 @@ func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	w := &worker{srv: s, conn: conn, id: res.WorkerID, connectedAt: s.now(), reports: make(chan report, reportQueue),
 		ctx: ctx, cancelCause: cancel, handed: map[string]store.JobRef{}, byJob: map[string]string{}, subst: map[string]bool{},
-		log: s.log.With("worker", res.WorkerID)}
+		log: s.log.With("worker", res.WorkerID), remote: remote}
 	w.grants, w.negotiated = grantsOf(res, id.Facts), res.Capabilities
 	w.lastSeen.Store(w.connectedAt.UnixNano())
 	w.cache = cacheserve.New(cacheserve.Config{Paths: s.cfg.Store, NARs: s.cfg.NARs, Admission: s.uploads,
@@ -107,6 +109,8 @@ func endReason(err error) string {
 		return "no heartbeat within the liveness timeout"
 	case errors.Is(err, context.Canceled):
 		return "server stopping"
+	case errors.As(err, new(*authEndedError)):
+		return err.Error()
 	}
 	return "connection lost: " + err.Error()
 }
@@ -119,6 +123,7 @@ func (w *worker) readLoop() error {
 			if w.ctx.Err() != nil {
 				return context.Cause(w.ctx) // the liveness pass or a shutdown ended it
 			}
+			w.malformed(err)
 			return err
 		}
 		w.lastSeen.Store(w.srv.now().UnixNano())

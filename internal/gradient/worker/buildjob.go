@@ -225,7 +225,8 @@ func (r *run) pullAndImport(ctx context.Context, infos map[string]wire.CachedPat
 	if len(missing) == 0 {
 		end := r.phase(wire.JobPhaseNarFetch)
 		files, unavailable, err := r.pull(ctx, infos)
-		end(len(files), 0)
+		pulled := pulledBytes(infos, files)
+		end(len(files), pulled)
 		if err != nil {
 			return err
 		}
@@ -237,12 +238,23 @@ func (r *run) pullAndImport(ctx context.Context, infos map[string]wire.CachedPat
 			if err != nil {
 				return err
 			}
+			r.s.log.Info("worker: inputs pulled from the cache and imported", "job", r.j.id, "paths", len(files), "bytes", pulled)
 			return r.hold(slices.Collect(mapsKeys(files)))
 		}
 	}
 	slices.Sort(missing)
 	return &jobError{kind: wire.BuildFailureKindInputsUnavailable, missing: missing,
 		err: fmt.Errorf("%d input paths are not in the cache", len(missing))}
+}
+
+// pulledBytes is the compressed size of the pulled files, as the cache listed them.
+func pulledBytes(infos map[string]wire.CachedPath, files map[string]string) uint64 {
+	var n uint64
+	for p := range files {
+		size, _ := infos[p].FileSize.Get()
+		n += size
+	}
+	return n
 }
 
 func mapsKeys[V any](m map[string]V) func(func(string) bool) {

@@ -16,6 +16,13 @@ import (
 type Config struct {
 	// ServerURL is the ws:// or wss:// URL of the server's /proto (worker-dialed mode).
 	ServerURL string
+	// Listen is the host:port where the worker accepts the server's sessions instead of
+	// dialing (discoverable mode, spec §4.1 as_dialed; DefaultListenAddr is the usual one).
+	// Run listens when it is set, and dials ServerURL otherwise.
+	Listen string
+	// AcceptedServerTokensFile holds the `peer_id:hash` lines a dialing server's tokens must
+	// match (discoverable mode only); empty accepts every server, with a warning at start.
+	AcceptedServerTokensFile string
 	// BaseDir holds worker-id and the job scratch directories (checkouts, pulled NARs).
 	BaseDir string
 	// WorkerID is the persistent worker ID (see LoadWorkerID).

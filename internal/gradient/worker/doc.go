@@ -8,7 +8,10 @@
 // The job loop (Serve) does not care who dialed: it takes an established
 // *wsconn.WorkerConn and the running handshake role, steps that role for the session's own
 // messages (reauth) and handles everything else itself. Run is the worker-dialed mode: it
-// dials the server, runs the peer handshake, serves, and reconnects with backoff.
+// dials the server, runs the peer handshake, serves, and reconnects with backoff. Listen is
+// the discoverable mode (Config.Listen): the server dials the worker, the worker checks the
+// server's tokens against its accepted server tokens file (ServerTokens), and the session
+// runs the same Serve, one at a time.
 //
 // One goroutine owns a session: it reads messages (through a reader goroutine), steps the
 // role, starts and aborts jobs and routes replies (CacheStatus, UploadGrant, NarPush, …) to

@@ -66,8 +66,11 @@ func (w *Worker) Tokens() session.PeerTokens {
 // Run dials the server and serves sessions until ctx ends, reconnecting with backoff (1 s
 // after a served session, doubling after a refused or drained one, up to 60 s). When ctx
 // ends during a session, the session is stopped as on SIGTERM (see Serve). It returns nil
-// after a stop.
+// after a stop. With Config.Listen set it waits for the server to dial instead (Listen).
 func (w *Worker) Run(ctx context.Context) error {
+	if w.cfg.Listen != "" {
+		return w.listenAndServe(ctx)
+	}
 	if w.cfg.ServerURL == "" {
 		return errors.New("worker: no server URL")
 	}
