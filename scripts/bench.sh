@@ -11,3 +11,12 @@ go test -run='^$' -bench=. -benchmem -benchtime=1s \
 echo
 echo "### gradient: 512 KiB NarPush frames through wsconn on loopback (goal >= 1 GB/s)"
 go test -run='^$' -bench=Throughput -benchmem -benchtime=2s -count=3 ./internal/gradient/wsconn/ 2>&1 | grep -E '^(Benchmark|ok|FAIL)'
+echo
+echo "### pace-node dispatch: LEASE+RELEASE round trips and per-TU dispatch overhead"
+scripts/bench-dispatch.sh
+echo
+echo "### pace-cc vs ccache vs plain gcc: Redis and LevelDB builds, hit latency"
+scripts/bench-cc.sh
+echo
+echo "### gradient: job assignment, NAR upload and pull, cache queries"
+scripts/bench-gradient.sh
