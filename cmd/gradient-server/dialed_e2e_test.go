@@ -79,24 +79,6 @@ func TestServerDialedWorkerEndToEnd(t *testing.T) {
 	}
 }
 
-// bootstrapKey is bootstrap that also returns the key, for the admin commands.
-func bootstrapKey(t *testing.T, addr, dataDir string) (string, *apiclient.Client) {
-	t.Helper()
-	out, err := serverCmd("admin", "bootstrap", "--data-dir="+dataDir, "--json").Output()
-	if err != nil {
-		t.Fatalf("admin bootstrap: %v", err)
-	}
-	var resp api.CreateAPIKeyResponse
-	if err := json.Unmarshal(out, &resp); err != nil || !strings.HasPrefix(resp.Key, "GRAD") {
-		t.Fatalf("bootstrap output %q: %v", out, err)
-	}
-	c, err := apiclient.New("http://"+addr, resp.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.Key, c
-}
-
 // dialedProject is the test flake's project, subscribed to a cache.
 func dialedProject(t *testing.T, c *apiclient.Client, flake nixexectest.Flake) api.Project {
 	t.Helper()

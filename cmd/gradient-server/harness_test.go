@@ -161,8 +161,9 @@ func startServer(t *testing.T, addr, dataDir string, flags ...string) *serverPro
 
 func (s *serverProc) protoURL() string { return "ws://" + s.addr + "/proto" }
 
-// bootstrap creates the first API key on a data directory and returns a client using it.
-func bootstrap(t *testing.T, addr, dataDir string) *apiclient.Client {
+// bootstrapKey creates the first API key on a data directory and returns it (for the admin
+// commands) with a client using it.
+func bootstrapKey(t *testing.T, addr, dataDir string) (string, *apiclient.Client) {
 	t.Helper()
 	out, err := serverCmd("admin", "bootstrap", "--data-dir="+dataDir, "--json").Output()
 	if err != nil {
@@ -176,6 +177,13 @@ func bootstrap(t *testing.T, addr, dataDir string) *apiclient.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp.Key, c
+}
+
+// bootstrap creates the first API key on a data directory and returns a client using it.
+func bootstrap(t *testing.T, addr, dataDir string) *apiclient.Client {
+	t.Helper()
+	_, c := bootstrapKey(t, addr, dataDir)
 	return c
 }
 

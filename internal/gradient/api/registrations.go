@@ -143,18 +143,11 @@ func (a *api) registrationWarnings(ctx context.Context, p peer) ([]string, error
 }
 
 func (a *api) setRegistrationActive(w http.ResponseWriter, r *http.Request, p peer) error {
-	workerID, err := canonicalWorkerID(r.PathValue("worker"))
+	workerID, active, err := activeRequest(w, r)
 	if err != nil {
 		return err
 	}
-	var req SetActiveRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	if req.Active == nil {
-		return badRequest(`"active" is required`)
-	}
-	err = a.store.SetRegistrationActive(r.Context(), p.id, workerID, *req.Active)
+	err = a.store.SetRegistrationActive(r.Context(), p.id, workerID, active)
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound("worker %s is not registered for %s %q", workerID, p.kind, p.name)
 	}
@@ -240,4 +233,20 @@ func (a *api) projectWorkersChanged(ctx context.Context, projectID string) error
 	}
 	a.registrationChanged(ids...)
 	return nil
+}
+
+// activeRequest reads a PATCH turning a worker on or off: the {worker} of the path and the
+// body's required "active".
+func activeRequest(w http.ResponseWriter, r *http.Request) (workerID string, active bool, err error) {
+	if workerID, err = canonicalWorkerID(r.PathValue("worker")); err != nil {
+		return "", false, err
+	}
+	var req SetActiveRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return "", false, err
+	}
+	if req.Active == nil {
+		return "", false, badRequest(`"active" is required`)
+	}
+	return workerID, *req.Active, nil
 }

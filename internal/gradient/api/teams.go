@@ -174,26 +174,19 @@ func (a *api) setTeamWorkerEnabled(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	workerID, err := canonicalWorkerID(r.PathValue("worker"))
+	workerID, active, err := activeRequest(w, r)
 	if err != nil {
 		return err
-	}
-	var req SetActiveRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	if req.Active == nil {
-		return badRequest(`"active" is required`)
 	}
 	row, err := a.teamWorker(r.Context(), t, workerID)
 	if err != nil {
 		return err
 	}
-	if err := a.store.SetTeamWorkerEnabled(r.Context(), workerID, *req.Active); err != nil {
+	if err := a.store.SetTeamWorkerEnabled(r.Context(), workerID, active); err != nil {
 		return err
 	}
 	a.registrationChanged(workerID)
-	row.Enabled = *req.Active
+	row.Enabled = active
 	writeJSON(w, http.StatusOK, teamWorkerOf(row))
 	return nil
 }

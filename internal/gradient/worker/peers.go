@@ -25,6 +25,20 @@ const maxPeersFileSize = 1 << 20
 // comment line, blank lines ignored, a `*:token` line answering every challenged peer.
 func ParsePeers(data []byte) ([]wire.PeerToken, error) {
 	var out []wire.PeerToken
+	err := scanPairLines(data, ErrBadPeersFile, "peer_id:token", func(_ int, peer, token string) error {
+		out = append(out, wire.PeerToken{PeerID: peer, Token: token})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanPairLines reads the `peer_id:secret` line format the peers file and the accepted server
+// tokens file share, calling each for every pair with its line number. A malformed line is
+// reported as bad (wrapping errBad) with its number, never its content: it holds a secret.
+func scanPairLines(data []byte, errBad error, shape string, each func(n int, peer, secret string) error) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), maxPeersFileSize)
 	for n := 1; sc.Scan(); n++ {
@@ -32,17 +46,19 @@ func ParsePeers(data []byte) ([]wire.PeerToken, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		peer, token, ok := strings.Cut(line, ":")
-		peer, token = strings.TrimSpace(peer), strings.TrimSpace(token)
-		if !ok || peer == "" || token == "" {
-			return nil, fmt.Errorf("%w: line %d: want peer_id:token", ErrBadPeersFile, n)
+		peer, secret, ok := strings.Cut(line, ":")
+		peer, secret = strings.TrimSpace(peer), strings.TrimSpace(secret)
+		if !ok || peer == "" || secret == "" {
+			return fmt.Errorf("%w: line %d: want %s", errBad, n, shape)
 		}
-		out = append(out, wire.PeerToken{PeerID: peer, Token: token})
+		if err := each(n, peer, secret); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPeersFile, err)
+		return fmt.Errorf("%w: %v", errBad, err)
 	}
-	return out, nil
+	return nil
 }
 
 // peersFile is the peers file as last read: its tokens and a digest of its bytes, to tell

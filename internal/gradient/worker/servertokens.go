@@ -1,15 +1,12 @@
 package worker
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
@@ -45,29 +42,19 @@ func OpenServerTokens() ServerTokens { return ServerTokens{open: true} }
 // several lines (a token being rotated); any of them matching is enough.
 func ParseServerTokens(data []byte) (ServerTokens, error) {
 	t := ServerTokens{byPeer: map[string][]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), maxPeersFileSize)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		peer, hash, ok := strings.Cut(line, ":")
-		peer, hash = strings.TrimSpace(peer), strings.TrimSpace(hash)
-		if !ok || peer == "" || hash == "" {
-			return ServerTokens{}, fmt.Errorf("%w: line %d: want peer_id:hash", ErrBadServerTokensFile, n)
-		}
+	err := scanPairLines(data, ErrBadServerTokensFile, "peer_id:hash", func(n int, peer, hash string) error {
 		if err := peertoken.CheckStored(hash); err != nil {
-			return ServerTokens{}, fmt.Errorf("%w: line %d: %w", ErrBadServerTokensFile, n, err)
+			return fmt.Errorf("%w: line %d: %w", ErrBadServerTokensFile, n, err)
 		}
 		if peer == session.WildcardPeer {
 			t.wildcard = append(t.wildcard, hash)
 		} else {
 			t.byPeer[peer] = append(t.byPeer[peer], hash)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return ServerTokens{}, fmt.Errorf("%w: %v", ErrBadServerTokensFile, err)
+		return nil
+	})
+	if err != nil {
+		return ServerTokens{}, err
 	}
 	return t, nil
 }
