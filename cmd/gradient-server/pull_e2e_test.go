@@ -48,23 +48,7 @@ func newPullFleet(t *testing.T) *pullFleet {
 	base := nixexectest.NewFlake(t) // a unique nonce and the local system
 	repo := t.TempDir()
 	text := strings.NewReplacer("SYSTEM", base.System, "NONCE", base.Nonce).Replace(pullFlakeTemplate)
-	if err := os.WriteFile(filepath.Join(repo, "flake.nix"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-c", "user.email=t@example.invalid", "-c", "user.name=t",
-			"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = repo
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "--quiet")
-	git("add", "flake.nix")
-	git("commit", "--quiet", "-m", "pull test flake")
-	fl := nixexectest.Flake{Dir: repo, URL: "file://" + repo, Commit: git("rev-parse", "HEAD"), System: base.System, Nonce: base.Nonce}
+	fl := nixexectest.Flake{Dir: repo, URL: "file://" + repo, Commit: nixexectest.CommitFlake(t, repo, text), System: base.System, Nonce: base.Nonce}
 
 	f := &fleet{t: t, flake: fl, baseDir: t.TempDir()}
 	dataDir, addr := t.TempDir(), freeAddr(t)

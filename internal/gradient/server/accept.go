@@ -20,14 +20,11 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "server is stopping\n", http.StatusServiceUnavailable)
 		return
 	}
-	select {
-	case s.conns <- struct{}{}:
-		defer func() { <-s.conns }()
-	default:
-		s.counters.ConnectionsRefusedFull.Add(1)
+	if !s.takeConnSlot() {
 		http.Error(w, "too many connections\n", http.StatusServiceUnavailable)
 		return
 	}
+	defer s.releaseConnSlot()
 	conn, err := wsconn.AcceptWorker(w, r, wsconn.Options{Logger: s.log})
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)

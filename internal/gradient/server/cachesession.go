@@ -102,14 +102,11 @@ func (s *Server) serveCacheSession(w http.ResponseWriter, r *http.Request) {
 		f.http.WriteRefusal(w, r, err)
 		return
 	}
-	select {
-	case s.conns <- struct{}{}:
-		defer func() { <-s.conns }()
-	default:
-		s.counters.ConnectionsRefusedFull.Add(1)
+	if !s.takeConnSlot() {
 		http.Error(w, "too many connections\n", http.StatusServiceUnavailable)
 		return
 	}
+	defer s.releaseConnSlot()
 	if acc.Anonymous() {
 		ip := clientIP(r)
 		if !f.holdAnonymous(ip) {

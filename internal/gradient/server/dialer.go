@@ -211,13 +211,10 @@ func (s *Server) dialOnce(t store.DialTarget) (dialOutcome, string) {
 	if err != nil {
 		return s.dialFailed(t.WorkerID, err.Error())
 	}
-	select {
-	case s.conns <- struct{}{}:
-		defer func() { <-s.conns }()
-	default:
-		s.counters.ConnectionsRefusedFull.Add(1)
+	if !s.takeConnSlot() {
 		return s.dialFailed(t.WorkerID, "too many connections")
 	}
+	defer s.releaseConnSlot()
 	conn, err := wsconn.DialWorker(s.ctx, t.URL, wsconn.DialOptions{Options: wsconn.Options{Logger: s.log}})
 	if err != nil {
 		return s.dialFailed(t.WorkerID, "dial failed: "+err.Error())

@@ -121,6 +121,20 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// takeConnSlot takes one of the proto.maxConnections slots every session holds (worker
+// sessions either way round and cache sessions alike), counting a refusal when all are taken.
+func (s *Server) takeConnSlot() bool {
+	select {
+	case s.conns <- struct{}{}:
+		return true
+	default:
+		s.counters.ConnectionsRefusedFull.Add(1)
+		return false
+	}
+}
+
+func (s *Server) releaseConnSlot() { <-s.conns }
+
 // sealDialToken is the API's sealer for server-dialed workers' tokens, nil without Secrets.
 func (s *Server) sealDialToken() func(string) ([]byte, error) {
 	if s.cfg.Secrets == nil {

@@ -121,13 +121,21 @@ func NewFlake(t testing.TB) Flake {
 	t.Cleanup(func() { os.Remove(f.Gate) })
 	f.URL = "file://" + f.Dir
 	text := strings.NewReplacer("SYSTEM", f.System, "NONCE", f.Nonce, "SLEEP", f.SleepArg, "GATE", f.Gate).Replace(flakeTemplate)
-	if err := os.WriteFile(filepath.Join(f.Dir, "flake.nix"), []byte(text), 0o644); err != nil {
+	f.Commit = CommitFlake(t, f.Dir, text)
+	return f
+}
+
+// CommitFlake writes text as dir/flake.nix, commits it in a new git repository there and
+// returns the commit.
+func CommitFlake(t testing.TB, dir, text string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "flake.nix"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-c", "user.email=test@example.invalid", "-c", "user.name=test",
 			"-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Dir = f.Dir
+		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -137,8 +145,7 @@ func NewFlake(t testing.TB) Flake {
 	git("init", "--quiet")
 	git("add", "flake.nix")
 	git("commit", "--quiet", "-m", "test flake")
-	f.Commit = git("rev-parse", "HEAD")
-	return f
+	return git("rev-parse", "HEAD")
 }
 
 // RequireNix fails the test when nix, nix-store or git is missing: `make test` installs them
