@@ -9,6 +9,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  chmod -R u+w "$work" 2>/dev/null || true # the Nix store copy is read-only
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -109,7 +110,7 @@ git -C "$repo" -c user.name=demo -c user.email=demo@localhost commit -qm "demo f
 commit=$(git -C "$repo" rev-parse HEAD)
 system=$(nix-instantiate --eval --expr builtins.currentSystem | tr -d '"')
 admin project create demo --repo-url="file://$repo" --wildcard="packages.$system.*"
-admin cache create demo-cache
+admin cache create demo-cache --public
 admin cache subscribe demo demo-cache
 worker_id=$(cat /proc/sys/kernel/random/uuid)
 admin worker register "$worker_id" --project=demo --name=demo-worker --json | jq -r .peers_file_line > "$work/peers"
@@ -137,3 +138,13 @@ admin build log "$report"
 say "what the server's cache holds now (each NAR verified against its hash when it arrived)"
 admin cache paths demo-cache
 admin worker list
+
+say "plain Nix substitutes from the same cache: nix copy into a fresh store, signature checked"
+key=$(admin cache key demo-cache)
+out=$(admin cache paths demo-cache --json | jq -r '.paths[].store_path | select(endswith("-report"))')
+echo "trusted-public-keys = $key"
+HOME=$work/nixhome XDG_CACHE_HOME=$work/nixhome/cache nix --extra-experimental-features nix-command copy \
+  --from "$GRADIENT_SERVER/cache/demo-cache" --store "$work/nixstore" --option substituters '' \
+  --option trusted-public-keys "$key" "$out"
+echo "copied $out into $work/nixstore, which now holds:"
+cat "$work/nixstore$out"
