@@ -93,10 +93,11 @@ echo "pace-kv counters (the shared tier behind the node):"
 curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses)_total|^pace_items ' || true
 
 say "gradient-server: the Nix CI's server, its state in SQLite under a temporary data directory"
-"$BIN/gradient-server" --listen=127.0.0.1:0 --data-dir="$work/gradient" 2>"$work/gradient.log" &
+"$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --data-dir="$work/gradient" 2>"$work/gradient.log" &
 pids+=($!)
 ready=$(wait_ready "$work/gradient.log" "gradient-server ready")
 export GRADIENT_SERVER="http://$(echo "$ready" | field listen)"
+gmetrics=$(echo "$ready" | field metrics)
 export GRADIENT_API_KEY=$("$BIN/gradient-server" admin bootstrap --data-dir="$work/gradient" --owner=demo --json | jq -r .key)
 echo "listening on $GRADIENT_SERVER; first API key created (admin bootstrap)"
 admin() { "$BIN/gradient-server" admin "$@"; }
@@ -148,3 +149,6 @@ HOME=$work/nixhome XDG_CACHE_HOME=$work/nixhome/cache nix --extra-experimental-f
   --option trusted-public-keys "$key" "$out"
 echo "copied $out into $work/nixstore, which now holds:"
 cat "$work/nixstore$out"
+
+say "gradient-server counters"
+curl -fs "http://$gmetrics/metrics" | grep -E '^gradient_(sessions_started|jobs_(assigned|completed|failed)|cache_(queries|uploads_committed|committed_bytes|sessions_started))_total ' || true

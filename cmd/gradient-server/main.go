@@ -35,18 +35,20 @@ import (
 )
 
 type options struct {
-	listen, dataDir, databaseURL, logLevel string
-	heartbeat                              time.Duration
-	limits                                 server.Limits
-	refuseInbound                          bool
-	anonymousCache                         bool
-	cacheKeyHost                           string
+	listen, metrics, dataDir, databaseURL string
+	logLevel                              string
+	heartbeat                             time.Duration
+	limits                                server.Limits
+	refuseInbound                         bool
+	anonymousCache                        bool
+	cacheKeyHost                          string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
 	o := options{limits: server.DefaultLimits}
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
+	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
 	fs.StringVar(&o.dataDir, "data-dir", orDefault(getenv(admincli.EnvDataDir), admincli.DefaultDataDir), "`directory` holding the SQLite database and the NARs")
 	fs.StringVar(&o.databaseURL, "database-url", getenv(admincli.EnvDatabaseURL), "PostgreSQL `URL` (postgres://…) instead of SQLite")
 	fs.DurationVar(&o.heartbeat, "worker-heartbeat-timeout", server.DefaultHeartbeatTimeout, "drop a worker silent this long (0 disables the check)")
@@ -125,16 +127,38 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	metricsAddr, err := serveMetrics(ctx, o.metrics, srv)
+	if err != nil {
+		return err
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Run(ctx)
 	go hs.Serve(ln)
-	log.Info("gradient-server ready", "listen", ln.Addr().String(), "state", stateName(o), "data_dir", o.dataDir)
+	log.Info("gradient-server ready", "listen", ln.Addr().String(), "metrics", metricsAddr, "state", stateName(o), "data_dir", o.dataDir)
 	<-ctx.Done()
 	log.Info("stopping: sending Draining and closing every session")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
 	return hs.Shutdown(shutdownCtx)
+}
+
+// serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"
+// without one): a listener of its own, so the public one does not expose the counters.
+func serveMetrics(ctx context.Context, addr string, srv *server.Server) (string, error) {
+	if addr == "" {
+		return "off", nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("--metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", srv.MetricsHandler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	context.AfterFunc(ctx, func() { hs.Close() })
+	return ln.Addr().String(), nil
 }
 
 func stateName(o options) string {

@@ -150,7 +150,7 @@ func (cs *cacheSession) run() {
 	readOnly := []string{cs.acc.Cache.ID}
 	cs.cache = cacheserve.New(cacheserve.Config{Paths: cs.srv.cfg.Store, NARs: cs.srv.cfg.NARs, Send: cs.conn.Send,
 		Scope: func() ([]string, []string) { return readOnly, nil }, Admission: cs.srv.uploads, ReadOnly: true,
-		Logger: cs.log, Now: cs.srv.now})
+		Logger: cs.log, Now: cs.srv.now, Counters: &cs.srv.cacheCounters})
 	defer cs.cache.Close()
 	cs.touch()
 	go cs.watchIdle(ctx)

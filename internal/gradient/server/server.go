@@ -66,6 +66,9 @@ type Server struct {
 	verifies chan struct{} // concurrent argon2 verifications (each costs ~19 MiB)
 	uploads  *cacheserve.Admission
 	counters Counters
+	// cacheCounters are shared by every session's cache traffic (cacheserve), so /metrics
+	// shows server totals.
+	cacheCounters cacheserve.Counters
 
 	kick     chan struct{}
 	ctx      context.Context // sessions live under it; canceled by Shutdown

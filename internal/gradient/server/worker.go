@@ -51,7 +51,7 @@ func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.
 	w.grants, w.negotiated = grantsOf(res, id.Facts), res.Capabilities
 	w.lastSeen.Store(w.connectedAt.UnixNano())
 	w.cache = cacheserve.New(cacheserve.Config{Paths: s.cfg.Store, NARs: s.cfg.NARs, Admission: s.uploads,
-		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id})
+		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id, Counters: &s.cacheCounters})
 	w.log.Info("worker connected", "remote", remote, "authorized", res.Authorized, "failed", len(res.Failed),
 		"capabilities", capsString(res.Capabilities))
 	return w
