@@ -10,17 +10,10 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-2}
 REPO=$PWD
 CORPUS=${PACE_CORPUS:-$REPO/../shared/corpus}
-work=$(mktemp -d /tmp/bench-cc.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+. scripts/lib.sh
 export LC_ALL=C
 PACECC=$REPO/bin/pace-cc
 
-bin/pace-kv --listen=127.0.0.1:0 --metrics= --max-memory=2GiB 2>"$work/kv.log" &
-pids+=($!)
-for _ in $(seq 100); do grep -q "pace-kv ready" "$work/kv.log" && break; sleep 0.1; done
-export PACE_ADDR=$(sed -n 's/.*pace-kv ready.* listen=\([^ ]*\).*/\1/p' "$work/kv.log")
 
 # seconds CMD...: wall time of a command in seconds (3 decimals).
 seconds() { local s e; s=$(date +%s.%N); "$@" >"$work/last.log" 2>&1 || { cat "$work/last.log"; return 1; }; e=$(date +%s.%N); awk -v s="$s" -v e="$e" 'BEGIN{printf "%.2f", e-s}'; }
@@ -67,10 +60,8 @@ for proj in redis leveldb; do
     c_cold=$(minof "$a" "$c_cold"); c_warm=$(minof "$b" "$c_warm")
     c_hits=$(ccache_hits "$CCACHE_DIR")
     export HOME=$work/home-$proj-$round
-    bin/pace-kv --listen=127.0.0.1:0 --metrics= --max-memory=2GiB 2>"$work/kv-$proj-$round.log" &
-    pids+=($!)
-    for _ in $(seq 100); do grep -q "pace-kv ready" "$work/kv-$proj-$round.log" && break; sleep 0.1; done
-    export PACE_ADDR=$(sed -n 's/.*pace-kv ready.* listen=\([^ ]*\).*/\1/p' "$work/kv-$proj-$round.log")
+    start_kv "$work/kv-$proj-$round.log"
+    export PACE_ADDR=$kv_addr
     read -r a b < <(if [ "$proj" = redis ]; then redis "pace$round" "$PACECC gcc"; else leveldb "pace$round" "$PACECC"; fi)
     x_cold=$(minof "$a" "$x_cold"); x_warm=$(minof "$b" "$x_warm")
     x_hits=$(pace_hits "$HOME")

@@ -47,23 +47,8 @@ if [ -f "$CORPUS/SHA256SUMS" ]; then
     { echo "bench-dispatch: $CORPUS/$TARBALL does not match SHA256SUMS" >&2; exit 1; }
 fi
 
-work=$(mktemp -d /tmp/bench-dispatch.XXXXXX)
-pids=()
+. scripts/lib.sh
 failed=0 # a counter check that did not hold: reported where it happened, and the exit status
-# stop_pid PID: SIGTERM, then SIGKILL if it is still there after 10 s.
-stop_pid() {
-  kill "$1" 2>/dev/null || return 0
-  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-cleanup() {
-  for p in "${pids[@]}"; do stop_pid "$p"; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 go build -o bin/ ./cmd/pace-node ./cmd/pace-cc
 go build -o "$work/leaseload" ./bench/leaseload
@@ -76,15 +61,9 @@ start_node() {
     --admin-listen=127.0.0.1:0 --toolchain=gcc "$@" 2>"$work/$name.log" &
   node_pid=$!
   pids+=("$node_pid")
-  for _ in $(seq 150); do
-    ready=$(grep -m1 "pace-node ready" "$work/$name.log" || true)
-    [ -n "$ready" ] && break
-    kill -0 "$node_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -n "$ready" ] || { echo "pace-node $name did not start:" >&2; cat "$work/$name.log" >&2; return 1; }
-  node_addr=$(echo "$ready" | sed -n 's/.* node-port=\([^ ]*\).*/\1/p')
-  node_admin=$(echo "$ready" | sed -n 's/.* admin=\([^ ]*\).*/\1/p')
+  ready=$(wait_ready "$work/$name.log" "pace-node ready" "$node_pid")
+  node_addr=$(echo "$ready" | field node-port)
+  node_admin=$(echo "$ready" | field admin)
   for _ in $(seq 300); do
     [ "$(node_metric pace_dispatch_worker_registrations_total)" -ge 1 ] 2>/dev/null && return 0
     sleep 0.1
@@ -103,8 +82,6 @@ lease_counters() {
     END { printf "%d %d %d\n", g, r, x }'
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-# field NAME: the value of NAME=value in a leaseload summary line on stdin.
-field() { tr ' ' '\n' | sed -n "s|^$1=||p"; }
 # code_sum: the total of a code:n,code:n list ("-" is none).
 code_sum() { tr ',' '\n' | awk -F: 'NF == 2 { s += $2 } END { printf "%d", s }'; }
 load() { uptime | sed 's/.*load average/load average/'; }

@@ -8,22 +8,17 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-3s}
 SIZES=${SIZES:-"4096 65536 1048576"}
 CONNS=${CONNS:-"1 16 64"}
-work=$(mktemp -d /tmp/bench-kv.XXXXXX)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+. scripts/lib.sh
 
 go build -o "$work/kvload" ./bench/kvload
-bin/pace-kv --listen=127.0.0.1:0 --metrics= --max-memory=2GiB 2>"$work/kv.log" &
-pids+=($!)
+start_kv "$work/kv.log"
+pace_addr=$kv_addr
 redis_port=$((20000 + RANDOM % 20000))
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --maxmemory 2gb >"$work/redis.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do grep -q "pace-kv ready" "$work/kv.log" && redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-pace_addr=$(sed -n 's/.*pace-kv ready.* listen=\([^ ]*\).*/\1/p' "$work/kv.log")
+for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-field() { sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p"; }
 
 printf '%-8s %-6s %14s %12s %14s %12s %8s\n' size conns "pace ops/s" "pace p99us" "redis ops/s" "redis p99us" ratio
 for size in $SIZES; do

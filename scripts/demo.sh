@@ -4,26 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/bin
-work=$(mktemp -d /tmp/buildfleet-demo.XXXXXX)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  chmod -R u+w "$work" 2>/dev/null || true # the Nix store copy is read-only
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. scripts/lib.sh
 say() { printf '\n== %s\n' "$*"; }
-
-# wait_ready LOG PATTERN: waits for a daemon's ready line and prints it.
-wait_ready() {
-  for _ in $(seq 100); do
-    if line=$(grep -m1 "$2" "$1" 2>/dev/null); then echo "$line"; return 0; fi
-    sleep 0.1
-  done
-  echo "no ready line in $1:" >&2; cat "$1" >&2; return 1
-}
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
 say "pace-kv: the shared cache, with a temporary store"
 "$BIN/pace-kv" --listen=127.0.0.1:0 --storage="$work/kv" --max-disk=1GiB --max-memory=64MiB \
