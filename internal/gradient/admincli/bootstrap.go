@@ -1,6 +1,7 @@
 package admincli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -49,8 +50,8 @@ func bootstrapCommand() command {
 		dbURL := fs.String("database-url", "", "PostgreSQL URL instead of SQLite (env "+EnvDatabaseURL+")")
 		owner := fs.String("owner", "admin", "who the key belongs to")
 		return func(in *invocation) error {
-			dir := firstNonEmpty(*dataDir, in.env(EnvDataDir), DefaultDataDir)
-			url := firstNonEmpty(*dbURL, in.env(EnvDatabaseURL))
+			dir := cmp.Or(*dataDir, in.env(EnvDataDir), DefaultDataDir)
+			url := cmp.Or(*dbURL, in.env(EnvDatabaseURL))
 			if *dataDir != "" && *dbURL != "" {
 				return usagef("give --data-dir or --database-url, not both")
 			}

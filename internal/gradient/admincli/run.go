@@ -1,6 +1,7 @@
 package admincli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,8 +149,8 @@ func runCommand(ctx context.Context, cmd command, args []string, stdout, stderr 
 }
 
 func newClient(server, key string, env func(string) string) (*apiclient.Client, error) {
-	server = firstNonEmpty(server, env(EnvServer), DefaultServer)
-	key = firstNonEmpty(key, env(EnvAPIKey))
+	server = cmp.Or(server, env(EnvServer), DefaultServer)
+	key = cmp.Or(key, env(EnvAPIKey))
 	if key == "" {
 		return nil, usagef("no API key: set %s (or pass --api-key)", EnvAPIKey)
 	}
@@ -192,15 +193,6 @@ func (in *invocation) emit(v any, text func(w io.Writer)) error {
 	}
 	_, err = fmt.Fprintf(in.out, "%s\n", data)
 	return err
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // stringList is a repeatable string flag.
