@@ -55,10 +55,7 @@ func putOutbound(o *outbound) {
 // yield); it never blocks.
 func fillBatch(batch []*outbound, next func() (*outbound, bool)) []*outbound {
 	bulk := batch[0].lane == wire.LaneBulk
-	size := 0
-	for _, o := range batch {
-		size += len(o.frame)
-	}
+	size := batchBytes(batch)
 	for len(batch) < MaxBatchMessages && (!bulk || size < MaxBulkBatchBytes) {
 		o, ok := next()
 		if !ok {
