@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"slices"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
@@ -86,6 +85,6 @@ func abortReason(w http.ResponseWriter, r *http.Request) (string, error) {
 }
 
 func abortResponse(fx store.Effects) AbortResponse {
-	aborted := slices.DeleteFunc(slices.Clone(fx.Builds), func(c store.BuildChange) bool { return c.Status != store.BuildAborted })
-	return AbortResponse{AbortedBuilds: len(aborted), StoppedJobs: len(fx.Closed), SettledEvaluation: len(fx.Settled)}
+	aborted := countFunc(fx.Builds, func(c store.BuildChange) bool { return c.Status == store.BuildAborted })
+	return AbortResponse{AbortedBuilds: aborted, StoppedJobs: len(fx.Closed), SettledEvaluation: len(fx.Settled)}
 }
