@@ -12,32 +12,26 @@ import (
 
 // resolveProject finds a project by ID (a UUID) or by name.
 func (a *api) resolveProject(ctx context.Context, ref string) (store.Project, error) {
-	var p store.Project
-	var err error
-	if uuid.Validate(ref) == nil {
-		p, err = a.store.GetProject(ctx, ref)
-	} else {
-		p, err = a.store.ProjectByName(ctx, ref)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		return p, notFound("project %q not found", ref)
-	}
-	return p, err
+	return resolveRef(ctx, "project", ref, a.store.GetProject, a.store.ProjectByName)
 }
 
 // resolveCache finds a cache by ID (a UUID) or by name.
 func (a *api) resolveCache(ctx context.Context, ref string) (store.Cache, error) {
-	var c store.Cache
-	var err error
+	return resolveRef(ctx, "cache", ref, a.store.GetCache, a.store.CacheByName)
+}
+
+// resolveRef looks ref up with byID when it is a UUID, else with byName; names are never
+// UUIDs (checkName), so the two cannot be confused. A miss is a 404 naming what.
+func resolveRef[T any](ctx context.Context, what, ref string, byID, byName func(context.Context, string) (T, error)) (T, error) {
+	lookup := byName
 	if uuid.Validate(ref) == nil {
-		c, err = a.store.GetCache(ctx, ref)
-	} else {
-		c, err = a.store.CacheByName(ctx, ref)
+		lookup = byID
 	}
+	v, err := lookup(ctx, ref)
 	if errors.Is(err, store.ErrNotFound) {
-		return c, notFound("cache %q not found", ref)
+		return v, notFound("%s %q not found", what, ref)
 	}
-	return c, err
+	return v, err
 }
 
 func (a *api) listProjects(w http.ResponseWriter, r *http.Request) error {
