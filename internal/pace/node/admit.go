@@ -53,9 +53,11 @@ func (n *Node) admit(c *frameserver.Conn) admission.Verdict {
 	return v
 }
 
-func (n *Node) notAMember(c *frameserver.Conn) frameserver.Reply {
+// notAMember refuses a caller admit turned away, naming a revoked key when that was the cause
+// (read from the same verdict, not a second look at the roster).
+func (n *Node) notAMember(v admission.Verdict) frameserver.Reply {
 	msg := "this node admits this machine and machines its cluster admits (node proof or machine ticket)"
-	if n.facts(c).Revoked {
+	if v.Routes&admission.RevokedKey != 0 {
 		msg = "the key this connection presented is revoked: the machine was forgotten by the cluster"
 	}
 	return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "%s", msg))

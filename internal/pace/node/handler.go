@@ -70,7 +70,7 @@ func (n *Node) compile(ctx context.Context, c *frameserver.Conn, req *frameserve
 	}
 	if v := n.admit(c); !v.Admitted {
 		n.work.Counters().RefusedNotAMember.Add(1)
-		return n.notAMember(c)
+		return n.notAMember(v)
 	}
 	return n.work.Serve(ctx, c, req)
 }

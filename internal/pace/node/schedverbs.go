@@ -33,7 +33,7 @@ func (n *Node) scheduler(ctx context.Context, c *frameserver.Conn, req *frameser
 	}
 	if v := n.admit(c); !v.Admitted {
 		n.counters.requestsRefusedNotAMember.Add(1)
-		return n.notAMember(c)
+		return n.notAMember(v)
 	}
 	if req.Op() == wire.OpClusterStatus {
 		return frameserver.Ok([]byte(n.clusterStatus()))
@@ -87,7 +87,7 @@ func (n *Node) clusterChange(ctx context.Context, c *frameserver.Conn, req *fram
 	switch {
 	case !v.Admitted:
 		n.counters.requestsRefusedNotAMember.Add(1)
-		return n.notAMember(c)
+		return n.notAMember(v)
 	case !v.Identified:
 		n.sched.Counters().RefusedIdentifiedCallerRequired.Add(1)
 		return frameserver.Refuse(wire.Refuse(wire.CodeIdentifiedCallerRequired, "cluster changes need an identified caller; --fleet-open admits anonymous callers to compile verbs only"))
