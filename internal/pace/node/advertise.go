@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"net"
 	"time"
 )
@@ -11,29 +10,21 @@ import (
 // costs a socket, so checking more often catches a DHCP renewal or a network switch sooner.
 const routeCheckEvery = 5 * time.Second
 
-// followRoute keeps an auto-advertised endpoint on the address this machine routes from. When
-// it moves, the registrar withdraws the registrations under the old endpoint and registers
-// under the new one at once; a lease already signed for the old endpoint is refused by this
-// worker from then on (its endpoint check), and the client compiles locally.
-func (n *Node) followRoute(ctx context.Context) {
-	t := time.NewTicker(routeCheckEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n.followsRoute.Load() {
-				n.rederiveAdvertise()
-			}
-		}
+// followRoute keeps an auto-advertised endpoint on the address this machine routes from
+// (called every routeCheckEvery). When it moves, the registrar withdraws the registrations
+// under the old endpoint and registers under the new one at once; a lease already signed for
+// the old endpoint is refused by this worker from then on (its endpoint check), and the client
+// compiles locally.
+func (n *Node) followRoute() {
+	if n.followsRoute.Load() {
+		n.rederiveAdvertise()
 	}
 }
 
 // rederiveAdvertise moves the advertised endpoint to the routed-from address when that changed.
 // A machine that routes nowhere for a moment keeps its last endpoint.
 func (n *Node) rederiveAdvertise() {
-	routed, err := n.routedFrom()
+	routed, err := n.env.RoutedFrom()
 	if err != nil {
 		return
 	}

@@ -26,7 +26,7 @@ func (n *Node) newMetrics() *metrics {
 	if n.work != nil {
 		m.counters(n.work.Counters().Metrics())
 		for _, g := range n.work.Gauges() {
-			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.Name, Help: g.Help}, g.Value))
+			m.gauge(g.Name, g.Help, g.Value)
 		}
 	}
 	if n.tier != nil {

@@ -50,9 +50,9 @@ type Node struct {
 	spentTickets  *lease.SpentSet
 	flagFleetOpen atomic.Bool
 	advertise     atomic.Pointer[string]
-	followsRoute  atomic.Bool            // auto advertise on a node port other machines reach
-	endpointMoved chan struct{}          // wakes the registrar when the advertised endpoint moves
-	routedFrom    func() (string, error) // the address this machine routes from
+	followsRoute  atomic.Bool   // auto advertise on a node port other machines reach
+	endpointMoved chan struct{} // wakes the registrar when the advertised endpoint moves
+	env           Env           // the machine the node plans against, at start and on reload
 	stopping      atomic.Bool
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup

@@ -23,7 +23,7 @@ func (n *Node) Reload(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	next := NewPlan(cfg, MachineEnv())
+	next := NewPlan(cfg, n.env)
 	if len(next.Violations) > 0 {
 		return fmt.Errorf("reload refused by the startup rules: %s", strings.Join(next.Violations, "; "))
 	}
@@ -82,7 +82,7 @@ func (n *Node) apply(ctx context.Context, next Plan) error {
 }
 
 func (n *Node) resurvey(ctx context.Context, f worker.Flags) error {
-	wcfg, err := f.Config(n.host, n.plan.StateDir+"/toolchains", worker.Config{})
+	wcfg, err := f.Config(n.host, n.toolchainDir(), worker.Config{})
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func Start(ctx context.Context, cfg Config, env Env, log *slog.Logger, level *sl
 		return nil, wrapRefused(p)
 	}
 	n := &Node{plan: p, log: log, LogLevel: level, now: time.Now, spentTickets: lease.NewSpentSet(0),
-		routedFrom: env.RoutedFrom, endpointMoved: make(chan struct{}, 1)}
+		env: env, endpointMoved: make(chan struct{}, 1)}
 	n.flagFleetOpen.Store(cfg.FleetOpen)
 	n.followsRoute.Store(p.FollowsRoute)
 	adv := p.Advertise
@@ -137,7 +137,7 @@ func (n *Node) openWorker(ctx context.Context) (err error) {
 		return nil
 	}
 	base := worker.Config{Signer: n.id.Key, VerifyLeases: true, Leases: leaseState{n.cons}, Endpoint: n.endpoint, Logger: n.log}
-	wcfg, err := cfg.Worker.Config(n.host, filepath.Join(n.plan.StateDir, "toolchains"), base)
+	wcfg, err := cfg.Worker.Config(n.host, n.toolchainDir(), base)
 	if err != nil {
 		return err
 	}
@@ -183,8 +183,8 @@ func (n *Node) serve(ctx context.Context) {
 	if n.adminLn != nil {
 		n.serveAdmin()
 	}
-	n.goRun(func() { n.sweep(ctx) })
-	n.goRun(func() { n.followRoute(ctx) })
+	n.goRun(func() { every(ctx, schedulerIdle, n.sweep) })
+	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
 	if n.work != nil {
 		r := &registrar{n: n, workerIDs: map[string]string{}}
 		n.goRun(func() { r.run(ctx) })
@@ -192,21 +192,29 @@ func (n *Node) serve(ctx context.Context) {
 	n.log.Info(n.readyLine())
 }
 
-// sweep expires leases and silent workers every 5 s while this node leads.
-func (n *Node) sweep(ctx context.Context) {
-	t := time.NewTicker(schedulerIdle)
+// sweep expires leases and silent workers while this node leads (every 5 s).
+func (n *Node) sweep() {
+	if n.cons.IsLeader() {
+		n.sched.Sweep()
+	}
+}
+
+// every runs f each period until ctx ends.
+func every(ctx context.Context, period time.Duration, f func()) {
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n.cons.IsLeader() {
-				n.sched.Sweep()
-			}
+			f()
 		}
 	}
 }
+
+// toolchainDir is where the worker keeps its toolchain survey, under the state directory.
+func (n *Node) toolchainDir() string { return filepath.Join(n.plan.StateDir, "toolchains") }
 
 // refuseRaftPeers keeps --listen-raft bound as the surface table says while the cluster has
 // one member: this build speaks no consensus peer handshake yet, so every connection is closed
