@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"strings"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 )
 
 // JobKind is what an assignment runs: a flake job (fetch + evaluate) or a build job.
@@ -60,19 +62,8 @@ func StoreHash(storePath string) (string, error) {
 		base = base[i+1:]
 	}
 	hash, name, ok := strings.Cut(base, "-")
-	if !ok || len(hash) != 32 || name == "" || !isNix32(hash) {
+	if !ok || len(hash) != 32 || name == "" || !nixhash.IsBase32(hash) {
 		return "", fmt.Errorf("store path %q: %w", storePath, ErrInvalid)
 	}
 	return hash, nil
-}
-
-// isNix32 checks Nix's base-32 alphabet (no e, o, t, u).
-func isNix32(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' && c != 'e' && c != 'o' && c != 't' && c != 'u') {
-			return false
-		}
-	}
-	return true
 }

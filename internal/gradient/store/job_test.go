@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 )
 
 func TestParseJobID(t *testing.T) {
@@ -134,7 +136,7 @@ func FuzzStoreHash(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(h) != 32 || !isNix32(h) || !strings.Contains(s, h+"-") {
+		if len(h) != 32 || !nixhash.IsBase32(h) || !strings.Contains(s, h+"-") {
 			t.Errorf("StoreHash(%q) = %q", s, h)
 		}
 	})

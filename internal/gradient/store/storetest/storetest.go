@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
@@ -138,11 +139,10 @@ func check(t *testing.T, err error) {
 
 // storePath makes a valid store path for a name: a 32-character nix32 hash derived from it.
 func storePath(name string) string {
-	const alphabet = "0123456789abcdfghijklmnpqrsvwxyz"
 	sum := sha256.Sum256([]byte(name))
 	hash := make([]byte, 32)
 	for i := range hash {
-		hash[i] = alphabet[sum[i]%32]
+		hash[i] = nixhash.Alphabet[sum[i]%32]
 	}
 	return "/nix/store/" + string(hash) + "-" + name
 }
