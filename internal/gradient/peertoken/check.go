@@ -1,7 +1,6 @@
 package peertoken
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -21,7 +20,7 @@ func CheckStored(storedHash string) error {
 		}
 		return nil
 	}
-	if len(storedHash) != 2*sha256.Size || !isLowerHex(storedHash) {
+	if !isSHA256Hex(storedHash) {
 		return fmt.Errorf("%w: want an argon2id PHC string or 64 lowercase hex digits", ErrMalformedHash)
 	}
 	return nil

@@ -58,12 +58,15 @@ func SHA256Hex(token string) string {
 
 // verifySHA256Hex compares in constant time; only exactly 64 lowercase hex digits count.
 func verifySHA256Hex(storedHash, token string) bool {
-	if len(storedHash) != 2*sha256.Size || !isLowerHex(storedHash) {
+	if !isSHA256Hex(storedHash) {
 		return false
 	}
 	want := SHA256Hex(token)
 	return subtle.ConstantTimeCompare([]byte(want), []byte(storedHash)) == 1
 }
+
+// isSHA256Hex reports whether s has the legacy stored form: 64 lowercase hex digits.
+func isSHA256Hex(s string) bool { return len(s) == 2*sha256.Size && isLowerHex(s) }
 
 func isLowerHex(s string) bool {
 	for i := 0; i < len(s); i++ {
