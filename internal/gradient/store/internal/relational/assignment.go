@@ -25,6 +25,15 @@ func (a assignment) job() store.JobRef {
 
 // openAssignment loads an open assignment of the given kind; ErrStaleAssignment otherwise.
 func openAssignment(ctx context.Context, tx Tx, id string, kind store.JobKind) (assignment, error) {
+	a, err := anyOpenAssignment(ctx, tx, id)
+	if err == nil && a.kind != kind {
+		return a, fmt.Errorf("assignment %q: %w", id, store.ErrStaleAssignment)
+	}
+	return a, err
+}
+
+// anyOpenAssignment loads an open assignment of either kind; ErrStaleAssignment otherwise.
+func anyOpenAssignment(ctx context.Context, tx Tx, id string) (assignment, error) {
 	a := assignment{id: id}
 	if !validID(id) {
 		return a, fmt.Errorf("assignment %q: %w", id, store.ErrStaleAssignment)
@@ -33,7 +42,7 @@ func openAssignment(ctx context.Context, tx Tx, id string, kind store.JobKind) (
 	var evalID, buildID *string
 	err := tx.QueryRow(ctx, `SELECT kind, evaluation_id, build_id, worker_id FROM dispatched_job
 		WHERE id = $1 AND finished_at IS NULL`, id).Scan(&k, &evalID, &buildID, &a.workerID)
-	if errors.Is(err, ErrNoRows) || err == nil && store.JobKind(k) != kind {
+	if errors.Is(err, ErrNoRows) {
 		return a, fmt.Errorf("assignment %q: %w", id, store.ErrStaleAssignment)
 	}
 	if err != nil {
@@ -61,22 +70,13 @@ func closeAssignment(ctx context.Context, tx Tx, id string, outcome store.Assign
 func closeOpenAssignments(ctx context.Context, tx Tx, c *change, buildIDs []string, reason string) error {
 	for _, part := range chunks(buildIDs, inChunk) {
 		args := append([]any{c.now}, stringArgs(part)...)
-		rows, err := tx.Query(ctx, `UPDATE dispatched_job SET finished_at = $1, outcome = 'abandoned'
+		closed, err := queryAll(ctx, tx, func(r Row) (assignment, error) {
+			a := assignment{kind: store.JobBuild}
+			err := r.Scan(&a.id, &a.buildID, &a.workerID)
+			return a, err
+		}, `UPDATE dispatched_job SET finished_at = $1, outcome = 'abandoned'
 			WHERE finished_at IS NULL AND build_id IN (`+placeholders(2, len(part))+`) RETURNING id, build_id, worker_id`, args...)
 		if err != nil {
-			return err
-		}
-		var closed []assignment
-		for rows.Next() {
-			a := assignment{kind: store.JobBuild}
-			if err := rows.Scan(&a.id, &a.buildID, &a.workerID); err != nil {
-				rows.Close()
-				return err
-			}
-			closed = append(closed, a)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, a := range closed {

@@ -119,17 +119,15 @@ func visiblePaths(ctx context.Context, tx Tx, caches, hashes []string) (map[stri
 	found := map[string]*store.CachedPath{}
 	for _, part := range chunks(hashes, inChunk) {
 		args := append(stringArgs(caches), stringArgs(part)...)
-		rows, err := tx.Query(ctx, `SELECT cp.store_hash, cp.store_path, cp.nar_hash, cp.nar_size, cp.file_hash, cp.file_size,
-				cp.path_references, COALESCE(cp.deriver, ''), COALESCE(cp.ca, ''), cp.created_at, cp.last_fetched_at
-			FROM cached_path cp
+		cps, err := queryAll(ctx, tx, scanCachedPath, `SELECT `+cachedPathColumns+` FROM cached_path cp
 			WHERE cp.file_hash IS NOT NULL AND cp.store_hash IN (`+placeholders(len(caches)+1, len(part))+`)
 				AND EXISTS (SELECT 1 FROM cached_path_signature sg WHERE sg.cached_path_id = cp.id
 					AND sg.cache_id IN (`+placeholders(1, len(caches))+`))`, args...)
 		if err != nil {
 			return nil, err
 		}
-		if err := scanCachedPaths(rows, found); err != nil {
-			return nil, err
+		for i := range cps {
+			found[cps[i].StoreHash] = &cps[i]
 		}
 	}
 	return found, nil
@@ -144,44 +142,28 @@ func (s *Store) ListCachedPaths(ctx context.Context, cacheID string, limit int) 
 	if !validID(cacheID) {
 		return nil, nil
 	}
-	var out []store.CachedPath
-	err := s.read(ctx, "list cached paths", func(tx Tx) error {
-		rows, err := tx.Query(ctx, `SELECT cp.store_hash, cp.store_path, cp.nar_hash, cp.nar_size, cp.file_hash, cp.file_size,
-				cp.path_references, COALESCE(cp.deriver, ''), COALESCE(cp.ca, ''), cp.created_at, cp.last_fetched_at
-			FROM cached_path cp JOIN cached_path_signature sg ON sg.cached_path_id = cp.id
-			WHERE sg.cache_id = $1 AND cp.file_hash IS NOT NULL
-			ORDER BY cp.created_at DESC, cp.store_path LIMIT $2`, cacheID, limit)
-		if err != nil {
-			return err
-		}
-		out = out[:0]
-		return scanCachedPathRows(rows, func(cp store.CachedPath) { out = append(out, cp) })
-	})
-	return out, err
+	return readAll(ctx, s, "list cached paths", scanCachedPath, `SELECT `+cachedPathColumns+` FROM cached_path cp
+		JOIN cached_path_signature sg ON sg.cached_path_id = cp.id
+		WHERE sg.cache_id = $1 AND cp.file_hash IS NOT NULL
+		ORDER BY cp.created_at DESC, cp.store_path LIMIT $2`, cacheID, limit)
 }
 
-func scanCachedPaths(rows Rows, into map[string]*store.CachedPath) error {
-	return scanCachedPathRows(rows, func(cp store.CachedPath) { into[cp.StoreHash] = &cp })
-}
+// cachedPathColumns are the columns scanCachedPath reads, from cached_path cp.
+const cachedPathColumns = `cp.store_hash, cp.store_path, cp.nar_hash, cp.nar_size, cp.file_hash, cp.file_size,
+	cp.path_references, COALESCE(cp.deriver, ''), COALESCE(cp.ca, ''), cp.created_at, cp.last_fetched_at`
 
-func scanCachedPathRows(rows Rows, each func(store.CachedPath)) error {
-	defer rows.Close()
-	for rows.Next() {
-		var cp store.CachedPath
-		var refs string
-		var created, fetched Timestamp
-		if err := rows.Scan(&cp.StoreHash, &cp.StorePath, &cp.NarHash, &cp.NarSize, &cp.FileHash, &cp.FileSize,
-			&refs, &cp.Deriver, &cp.CA, &created, &fetched); err != nil {
-			return err
-		}
-		var err error
-		if cp.References, err = decodeList(refs); err != nil {
-			return err
-		}
-		cp.CreatedAt, cp.LastFetchedAt = created.Time, fetched.Time
-		each(cp)
+func scanCachedPath(r Row) (store.CachedPath, error) {
+	var cp store.CachedPath
+	var refs string
+	var created, fetched Timestamp
+	if err := r.Scan(&cp.StoreHash, &cp.StorePath, &cp.NarHash, &cp.NarSize, &cp.FileHash, &cp.FileSize,
+		&refs, &cp.Deriver, &cp.CA, &created, &fetched); err != nil {
+		return cp, err
 	}
-	return rows.Err()
+	var err error
+	cp.References, err = decodeList(refs)
+	cp.CreatedAt, cp.LastFetchedAt = created.Time, fetched.Time
+	return cp, err
 }
 
 func addSignatures(ctx context.Context, tx Tx, caches []string, found map[string]*store.CachedPath) error {

@@ -2,14 +2,11 @@ package relational
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
-
-// cachedPathColumns are the columns scanCachedPathRows reads, from cached_path cp.
-const cachedPathColumns = `cp.store_hash, cp.store_path, cp.nar_hash, cp.nar_size, cp.file_hash, cp.file_size,
-	cp.path_references, COALESCE(cp.deriver, ''), COALESCE(cp.ca, ''), cp.created_at, cp.last_fetched_at`
 
 // CachedPathByHash implements store.CachedPaths.
 func (s *Store) CachedPathByHash(ctx context.Context, cacheID, storeHash string) (store.CachedPath, error) {
@@ -29,27 +26,18 @@ func (s *Store) cachedPathInCache(ctx context.Context, op, cacheID, column, valu
 		return out, fmt.Errorf("%s: cache %q, %q: %w", op, cacheID, value, store.ErrNotFound)
 	}
 	err := s.read(ctx, op, func(tx Tx) error {
-		rows, err := tx.Query(ctx, `SELECT `+cachedPathColumns+` FROM cached_path cp
+		var err error
+		out, err = scanCachedPath(tx.QueryRow(ctx, `SELECT `+cachedPathColumns+` FROM cached_path cp
 			JOIN cached_path_signature sg ON sg.cached_path_id = cp.id
 			WHERE sg.cache_id = $1 AND `+column+` = $2 AND cp.file_hash IS NOT NULL
-			ORDER BY cp.store_hash LIMIT 1`, cacheID, value)
+			ORDER BY cp.store_hash LIMIT 1`, cacheID, value))
+		if errors.Is(err, ErrNoRows) {
+			return fmt.Errorf("%q in cache %s: %w", value, cacheID, store.ErrNotFound)
+		}
 		if err != nil {
 			return err
 		}
-		found := map[string]*store.CachedPath{}
-		if err := scanCachedPaths(rows, found); err != nil {
-			return err
-		}
-		if len(found) == 0 {
-			return fmt.Errorf("%q in cache %s: %w", value, cacheID, store.ErrNotFound)
-		}
-		if err := addSignatures(ctx, tx, []string{cacheID}, found); err != nil {
-			return err
-		}
-		for _, cp := range found {
-			out = *cp
-		}
-		return nil
+		return addSignatures(ctx, tx, []string{cacheID}, map[string]*store.CachedPath{out.StoreHash: &out})
 	})
 	return out, err
 }

@@ -2,7 +2,6 @@ package relational
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -235,21 +234,12 @@ func buildAssignment(ctx context.Context, tx Tx, buildID string) (*store.BuildAs
 }
 
 func outputsOfBuild(ctx context.Context, tx Tx, buildID string) ([]store.Output, error) {
-	rows, err := tx.Query(ctx, `SELECT o.name, o.path FROM derivation_output o JOIN build b ON b.derivation_id = o.derivation_id
-		WHERE b.id = $1 ORDER BY o.name`, buildID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Output
-	for rows.Next() {
+	return queryAll(ctx, tx, func(r Row) (store.Output, error) {
 		var o store.Output
-		if err := rows.Scan(&o.Name, &o.Path); err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+		err := r.Scan(&o.Name, &o.Path)
+		return o, err
+	}, `SELECT o.name, o.path FROM derivation_output o JOIN build b ON b.derivation_id = o.derivation_id
+		WHERE b.id = $1 ORDER BY o.name`, buildID)
 }
 
 func unsignedPtr(v *int64) *uint64 {
@@ -265,10 +255,7 @@ func (s *Store) DeclineAssignment(ctx context.Context, assignmentID string) (sto
 	var out store.Effects
 	err := s.write(ctx, "decline assignment", func(tx Tx) error {
 		c := s.newChange()
-		a, err := openAssignment(ctx, tx, assignmentID, store.JobBuild)
-		if errors.Is(err, store.ErrStaleAssignment) {
-			a, err = openAssignment(ctx, tx, assignmentID, store.JobEval)
-		}
+		a, err := anyOpenAssignment(ctx, tx, assignmentID)
 		if err != nil {
 			return err
 		}

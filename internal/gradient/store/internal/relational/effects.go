@@ -163,18 +163,5 @@ func promoteReady(ctx context.Context, tx Tx, c *change, buildIDs []string) erro
 
 // queryStrings runs a query returning one string column.
 func queryStrings(ctx context.Context, tx Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, tx, scanString, query, args...)
 }

@@ -123,30 +123,19 @@ func (s *Store) DialTargets(ctx context.Context) ([]store.DialTarget, error) {
 
 // ListRegistrations implements store.Reads.
 func (s *Store) ListRegistrations(ctx context.Context, workerID string) ([]store.Registration, error) {
-	var out []store.Registration
-	err := s.read(ctx, "list registrations", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT id, peer_id, peer_kind, worker_id, active, enable_fetch, enable_eval, enable_build,
-				display_name, COALESCE(url, ''), token_enc IS NOT NULL, created_at
-			FROM worker_registration WHERE $1 = '' OR worker_id = $1 ORDER BY worker_id, created_at, id`, workerID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r store.Registration
-			var kind int
-			var created Timestamp
-			if err := rows.Scan(&r.ID, &r.PeerID, &kind, &r.WorkerID, &r.Active, &r.EnableFetch, &r.EnableEval,
-				&r.EnableBuild, &r.DisplayName, &r.URL, &r.HasDialToken, &created); err != nil {
-				return err
-			}
-			r.PeerKind, r.CreatedAt = session.PeerKind(kind), created.Time
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list registrations", scanRegistration, `SELECT id, peer_id, peer_kind, worker_id, active,
+			enable_fetch, enable_eval, enable_build, display_name, COALESCE(url, ''), token_enc IS NOT NULL, created_at
+		FROM worker_registration WHERE $1 = '' OR worker_id = $1 ORDER BY worker_id, created_at, id`, workerID)
+}
+
+func scanRegistration(row Row) (store.Registration, error) {
+	var r store.Registration
+	var kind int
+	var created Timestamp
+	err := row.Scan(&r.ID, &r.PeerID, &kind, &r.WorkerID, &r.Active, &r.EnableFetch, &r.EnableEval,
+		&r.EnableBuild, &r.DisplayName, &r.URL, &r.HasDialToken, &created)
+	r.PeerKind, r.CreatedAt = session.PeerKind(kind), created.Time
+	return r, err
 }
 
 // ListTeamWorkers implements store.Reads.
@@ -154,25 +143,12 @@ func (s *Store) ListTeamWorkers(ctx context.Context, teamID string) ([]store.Tea
 	if !validID(teamID) {
 		return nil, nil
 	}
-	var out []store.TeamWorkerRow
-	err := s.read(ctx, "list team workers", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT id, team_id, worker_id, COALESCE(url, ''), enabled, token_enc IS NOT NULL, created_at
-			FROM team_worker WHERE team_id = $1 ORDER BY worker_id`, teamID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var w store.TeamWorkerRow
-			var created Timestamp
-			if err := rows.Scan(&w.ID, &w.TeamID, &w.WorkerID, &w.URL, &w.Enabled, &w.HasDialToken, &created); err != nil {
-				return err
-			}
-			w.CreatedAt = created.Time
-			out = append(out, w)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list team workers", func(r Row) (store.TeamWorkerRow, error) {
+		var w store.TeamWorkerRow
+		var created Timestamp
+		err := r.Scan(&w.ID, &w.TeamID, &w.WorkerID, &w.URL, &w.Enabled, &w.HasDialToken, &created)
+		w.CreatedAt = created.Time
+		return w, err
+	}, `SELECT id, team_id, worker_id, COALESCE(url, ''), enabled, token_enc IS NOT NULL, created_at
+		FROM team_worker WHERE team_id = $1 ORDER BY worker_id`, teamID)
 }

@@ -34,30 +34,21 @@ func (s *Store) AbandonWorker(ctx context.Context, workerID, reason string) (sto
 }
 
 func abandonAssignments(ctx context.Context, tx Tx, c *change, workerID string) ([]assignment, error) {
-	rows, err := tx.Query(ctx, `UPDATE dispatched_job SET finished_at = $2, outcome = 'abandoned'
-		WHERE worker_id = $1 AND finished_at IS NULL
-		RETURNING id, kind, COALESCE(evaluation_id, build_id)`, workerID, c.now)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []assignment
-	for rows.Next() {
+	return queryAll(ctx, tx, func(r Row) (assignment, error) {
 		a := assignment{workerID: workerID}
 		var kind int
 		var jobID string
-		if err := rows.Scan(&a.id, &kind, &jobID); err != nil {
-			return nil, err
-		}
+		err := r.Scan(&a.id, &kind, &jobID)
 		a.kind = store.JobKind(kind)
 		if a.kind == store.JobEval {
 			a.evalID = jobID
 		} else {
 			a.buildID = jobID
 		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return a, err
+	}, `UPDATE dispatched_job SET finished_at = $2, outcome = 'abandoned'
+		WHERE worker_id = $1 AND finished_at IS NULL
+		RETURNING id, kind, COALESCE(evaluation_id, build_id)`, workerID, c.now)
 }
 
 // lostBuild re-queues a build whose worker was lost, or fails it after LostWorkerLimit losses

@@ -53,24 +53,7 @@ func (s *Store) ProjectByName(ctx context.Context, name string) (store.Project, 
 
 // ListProjects implements store.Reads.
 func (s *Store) ListProjects(ctx context.Context) ([]store.Project, error) {
-	var out []store.Project
-	err := s.read(ctx, "list projects", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT `+projectColumns+` FROM project ORDER BY name`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			p, err := scanProject(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, p)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list projects", scanProject, `SELECT `+projectColumns+` FROM project ORDER BY name`)
 }
 
 const cacheColumns = `id, name, public, signing_key_enc, created_at`
@@ -110,24 +93,7 @@ func (s *Store) CacheByName(ctx context.Context, name string) (store.Cache, erro
 
 // ListCaches implements store.Reads.
 func (s *Store) ListCaches(ctx context.Context) ([]store.Cache, error) {
-	var out []store.Cache
-	err := s.read(ctx, "list caches", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT `+cacheColumns+` FROM cache ORDER BY name`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			c, err := scanCache(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list caches", scanCache, `SELECT `+cacheColumns+` FROM cache ORDER BY name`)
 }
 
 const apiKeyColumns = `id, owner, key_hash, COALESCE(CAST(cache_id AS TEXT), ''), created_at, revoked_at`
@@ -154,22 +120,5 @@ func (s *Store) LookupAPIKey(ctx context.Context, keyHash string) (store.APIKey,
 
 // ListAPIKeys implements store.Reads.
 func (s *Store) ListAPIKeys(ctx context.Context) ([]store.APIKey, error) {
-	var out []store.APIKey
-	err := s.read(ctx, "list api keys", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_key ORDER BY created_at, id`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			k, err := scanAPIKey(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, k)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list api keys", scanAPIKey, `SELECT `+apiKeyColumns+` FROM api_key ORDER BY created_at, id`)
 }

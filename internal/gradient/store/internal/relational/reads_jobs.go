@@ -46,25 +46,8 @@ func (s *Store) ListEvaluations(ctx context.Context, projectID string, limit int
 	if limit <= 0 {
 		limit = 100
 	}
-	var out []store.Evaluation
-	err := s.read(ctx, "list evaluations", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT `+evaluationColumns+` FROM evaluation WHERE project_id = $1
-			ORDER BY id DESC LIMIT $2`, projectID, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			e, err := scanEvaluation(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list evaluations", scanEvaluation, `SELECT `+evaluationColumns+` FROM evaluation
+		WHERE project_id = $1 ORDER BY id DESC LIMIT $2`, projectID, limit)
 }
 
 // EvaluationMessages implements store.Reads.
@@ -72,28 +55,17 @@ func (s *Store) EvaluationMessages(ctx context.Context, evaluationID string) ([]
 	if !validID(evaluationID) {
 		return nil, nil
 	}
-	var out []store.Message
-	err := s.read(ctx, "evaluation messages", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT level, source, message, created_at FROM evaluation_message
-			WHERE evaluation_id = $1 ORDER BY id`, evaluationID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m store.Message
-			var level int
-			var created Timestamp
-			if err := rows.Scan(&level, &m.Source, &m.Text, &created); err != nil {
-				return err
-			}
-			m.Level, m.CreatedAt = store.MessageLevel(level), created.Time
-			out = append(out, m)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "evaluation messages", scanMessage, `SELECT level, source, message, created_at
+		FROM evaluation_message WHERE evaluation_id = $1 ORDER BY id`, evaluationID)
+}
+
+func scanMessage(r Row) (store.Message, error) {
+	var m store.Message
+	var level int
+	var created Timestamp
+	err := r.Scan(&level, &m.Source, &m.Text, &created)
+	m.Level, m.CreatedAt = store.MessageLevel(level), created.Time
+	return m, err
 }
 
 const buildInfoSelect = `SELECT b.id, d.id, d.drv_path, COALESCE(d.system, ''), d.pname, b.status, b.attempt,
@@ -165,24 +137,8 @@ func (s *Store) BuildAttempts(ctx context.Context, buildID string) ([]store.Atte
 	if !validID(buildID) {
 		return nil, nil
 	}
-	var out []store.Attempt
-	err := s.read(ctx, "build attempts", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT `+attemptColumns+` FROM build_attempt WHERE build_id = $1 ORDER BY started_at, id`, buildID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			a, err := scanAttempt(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, a)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "build attempts", scanAttempt,
+		`SELECT `+attemptColumns+` FROM build_attempt WHERE build_id = $1 ORDER BY started_at, id`, buildID)
 }
 
 // maxLogRead bounds one ReadBuildLog answer.
@@ -237,25 +193,14 @@ func appendWindow(out, data []byte, at, offset int64, max int) []byte {
 
 // OpenAssignments implements store.Reads.
 func (s *Store) OpenAssignments(ctx context.Context, workerID string) ([]store.OpenAssignment, error) {
-	var out []store.OpenAssignment
-	err := s.read(ctx, "open assignments", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `SELECT id, kind, COALESCE(evaluation_id, build_id), worker_id FROM dispatched_job
-			WHERE finished_at IS NULL AND ($1 = '' OR worker_id = $1) ORDER BY dispatched_at, id`, workerID)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var a store.OpenAssignment
-			var kind int
-			if err := rows.Scan(&a.AssignmentID, &kind, &a.Job.ID, &a.WorkerID); err != nil {
-				return err
-			}
-			a.Job.Kind = store.JobKind(kind)
-			out = append(out, a)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "open assignments", scanOpenAssignment, `SELECT id, kind, COALESCE(evaluation_id, build_id), worker_id
+		FROM dispatched_job WHERE finished_at IS NULL AND ($1 = '' OR worker_id = $1) ORDER BY dispatched_at, id`, workerID)
+}
+
+func scanOpenAssignment(r Row) (store.OpenAssignment, error) {
+	var a store.OpenAssignment
+	var kind int
+	err := r.Scan(&a.AssignmentID, &kind, &a.Job.ID, &a.WorkerID)
+	a.Job.Kind = store.JobKind(kind)
+	return a, err
 }

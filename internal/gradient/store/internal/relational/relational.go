@@ -58,6 +58,42 @@ func (s *Store) write(ctx context.Context, op string, fn func(Tx) error) error {
 	return nil
 }
 
+// queryAll runs query and scans every row with scan.
+func queryAll[T any](ctx context.Context, tx Tx, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// readAll runs queryAll in a read transaction, wrapping errors with op.
+func readAll[T any](ctx context.Context, s *Store, op string, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
+	var out []T
+	err := s.read(ctx, op, func(tx Tx) error {
+		var err error
+		out, err = queryAll(ctx, tx, scan, query, args...)
+		return err
+	})
+	return out, err
+}
+
+// scanString scans a one-column string row.
+func scanString(r Row) (string, error) {
+	var v string
+	err := r.Scan(&v)
+	return v, err
+}
+
 // encodeList stores a string list as a JSON array (never null).
 func encodeList(vs []string) string {
 	if vs == nil {

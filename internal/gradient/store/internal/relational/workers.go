@@ -52,36 +52,27 @@ func (s *Store) MarkWorkerOffline(ctx context.Context, workerID, reason string) 
 // ListWorkers implements store.Reads: every worker ID that is registered (registration or
 // team worker) or has a worker row, with its stamps.
 func (s *Store) ListWorkers(ctx context.Context) ([]store.WorkerInfo, error) {
-	var out []store.WorkerInfo
-	err := s.read(ctx, "list workers", func(tx Tx) error {
-		out = nil
-		rows, err := tx.Query(ctx, `WITH ids AS (
-				SELECT worker_id FROM worker_registration UNION SELECT worker_id FROM team_worker
-				UNION SELECT worker_id FROM worker)
-			SELECT ids.worker_id,
-				COALESCE((SELECT MAX(r.display_name) FROM worker_registration r WHERE r.worker_id = ids.worker_id), ''),
-				EXISTS (SELECT 1 FROM worker_registration r WHERE r.worker_id = ids.worker_id)
-					OR EXISTS (SELECT 1 FROM team_worker t WHERE t.worker_id = ids.worker_id),
-				w.last_connected_at, w.last_seen_at, w.capabilities, COALESCE(w.offline_reason, '')
-			FROM ids LEFT JOIN worker w ON w.worker_id = ids.worker_id ORDER BY ids.worker_id`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var w store.WorkerInfo
-			var connected, seen Timestamp
-			var caps *string
-			if err := rows.Scan(&w.WorkerID, &w.DisplayName, &w.Registered, &connected, &seen, &caps, &w.OfflineReason); err != nil {
-				return err
-			}
-			w.LastConnectedAt, w.LastSeenAt = connected.Time, seen.Time
-			if caps != nil {
-				w.Capabilities = []byte(*caps)
-			}
-			out = append(out, w)
-		}
-		return rows.Err()
-	})
-	return out, err
+	return readAll(ctx, s, "list workers", scanWorkerInfo, `WITH ids AS (
+			SELECT worker_id FROM worker_registration UNION SELECT worker_id FROM team_worker
+			UNION SELECT worker_id FROM worker)
+		SELECT ids.worker_id,
+			COALESCE((SELECT MAX(r.display_name) FROM worker_registration r WHERE r.worker_id = ids.worker_id), ''),
+			EXISTS (SELECT 1 FROM worker_registration r WHERE r.worker_id = ids.worker_id)
+				OR EXISTS (SELECT 1 FROM team_worker t WHERE t.worker_id = ids.worker_id),
+			w.last_connected_at, w.last_seen_at, w.capabilities, COALESCE(w.offline_reason, '')
+		FROM ids LEFT JOIN worker w ON w.worker_id = ids.worker_id ORDER BY ids.worker_id`)
+}
+
+func scanWorkerInfo(r Row) (store.WorkerInfo, error) {
+	var w store.WorkerInfo
+	var connected, seen Timestamp
+	var caps *string
+	if err := r.Scan(&w.WorkerID, &w.DisplayName, &w.Registered, &connected, &seen, &caps, &w.OfflineReason); err != nil {
+		return w, err
+	}
+	w.LastConnectedAt, w.LastSeenAt = connected.Time, seen.Time
+	if caps != nil {
+		w.Capabilities = []byte(*caps)
+	}
+	return w, nil
 }
