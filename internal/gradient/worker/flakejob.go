@@ -80,8 +80,8 @@ func (r *run) fetchRepository(ctx context.Context, src *wire.FlakeSourceReposito
 		r.warn(warnings, "fetch", w)
 	}
 	paths := append([]string{arch.Source}, arch.Inputs...)
-	if err := r.roots.Add(paths...); err != nil {
-		return "", failed(wire.BuildFailureKindTransient, err)
+	if err := r.hold(paths); err != nil {
+		return "", err
 	}
 	if !fetch {
 		return ref, nil
@@ -131,12 +131,13 @@ func (r *run) evaluate(ctx context.Context, ref string, wildcards []string, warn
 		roots = append(roots, e.DrvPath)
 	}
 	slices.Sort(roots)
-	drvs, err := r.s.w.nix.ShowDerivations(ctx, slices.Compact(roots), true)
+	roots = slices.Compact(roots)
+	drvs, err := r.s.w.nix.ShowDerivations(ctx, roots, true)
 	if err != nil {
 		return failed(wire.BuildFailureKindTransient, fmt.Errorf("reading derivations: %w", err))
 	}
-	if err := r.roots.Add(slices.Compact(roots)...); err != nil {
-		return failed(wire.BuildFailureKindTransient, err)
+	if err := r.hold(roots); err != nil {
+		return err
 	}
 	found := discover(ev.EntryPoints, drvs, func(wave []string) map[string]bool { return r.knownDerivations(ctx, wave) })
 	end(len(found), 0)

@@ -133,6 +133,16 @@ func (f *fixture) noViolations(ss *workertest.Session) {
 	}
 }
 
+// startSleeper assigns the "sleeper" build as build:sleeper and waits until it runs.
+func (f *fixture) startSleeper(ss *workertest.Session) {
+	f.t.Helper()
+	drvs := f.evaluate("tests.*")
+	ss.Assign("build:sleeper", f.buildJob(drvs["sleeper"], 0, 0))
+	if _, err := ss.Wait(f.ctx, isLog("build:sleeper", "started")); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

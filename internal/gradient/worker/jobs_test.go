@@ -131,6 +131,34 @@ func TestFlakeJobReportsEvaluationErrors(t *testing.T) {
 	}
 }
 
+// §6.2: two attributes selecting the same derivation (bad.SYSTEM.ok is packages.SYSTEM.a)
+// report it once per attribute, and the job completes.
+func TestFlakeJobReportsASharedDerivationPerAttribute(t *testing.T) {
+	f := newFixture(t, nil)
+	sys := f.flake.System
+	f.srv.Enqueue("eval:3", f.flakeJob("packages."+sys+".a", "bad."+sys+".ok"))
+	ss := f.start()
+	if end := f.waitEnd(ss, "eval:3"); fmtType(end) != "*wire.JobCompleted" {
+		t.Fatalf("flake job ended with %+v", end)
+	}
+	var attrs []string
+	drvs := f.evaluate("packages.*")
+	for _, u := range updatesOf(ss, "eval:3") {
+		if r, ok := u.(*wire.JobUpdateEvalResult); ok {
+			for _, d := range r.Derivations {
+				if d.DrvPath != drvs["a"] {
+					t.Errorf("reported %s, want only a's %s", d.DrvPath, drvs["a"])
+				}
+				attrs = append(attrs, d.Attr)
+			}
+		}
+	}
+	slices.Sort(attrs)
+	if want := []string{"bad." + sys + ".ok", "packages." + sys + ".a"}; !slices.Equal(attrs, want) {
+		t.Fatalf("attributes %v, want %v", attrs, want)
+	}
+}
+
 // §6.3: a build job whose inputs are not in the local store pulls them from the cache
 // (NarRequest, NarStreamHeader + NarPush), imports them, builds, and uploads its output;
 // with an input missing from the cache it fails as InputsUnavailable.
@@ -236,11 +264,7 @@ func TestBuildFailuresAreClassified(t *testing.T) {
 func TestAbortJobKillsTheBuild(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
-	drvs := f.evaluate("tests.*")
-	ss.Assign("build:sleeper", f.buildJob(drvs["sleeper"], 0, 0))
-	if _, err := ss.Wait(f.ctx, isLog("build:sleeper", "started")); err != nil {
-		t.Fatal(err)
-	}
+	f.startSleeper(ss)
 	ss.Abort("build:sleeper", "newer evaluation")
 	m, ok := f.waitEnd(ss, "build:sleeper").(*wire.JobFailed)
 	if !ok || m.Kind != wire.BuildFailureKindAborted {
@@ -277,11 +301,7 @@ func TestAFullWorkerDeclines(t *testing.T) {
 func TestLostConnectionAbortsJobsAndReconnects(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
-	drvs := f.evaluate("tests.*")
-	ss.Assign("build:sleeper", f.buildJob(drvs["sleeper"], 0, 0))
-	if _, err := ss.Wait(f.ctx, isLog("build:sleeper", "started")); err != nil {
-		t.Fatal(err)
-	}
+	f.startSleeper(ss)
 	ss.Drop()
 	next := f.session()
 	waitFor(t, "the builder to be gone", func() bool { return nixexectest.SleepersLeft(f.flake.SleepArg) == 0 })
@@ -311,11 +331,7 @@ func TestServerDrainingEndsTheSessionNotTheWorker(t *testing.T) {
 func TestStoppingTheWorkerCancelsItsJobs(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
-	drvs := f.evaluate("tests.*")
-	ss.Assign("build:sleeper", f.buildJob(drvs["sleeper"], 0, 0))
-	if _, err := ss.Wait(f.ctx, isLog("build:sleeper", "started")); err != nil {
-		t.Fatal(err)
-	}
+	f.startSleeper(ss)
 	f.stop()
 	if err := <-f.result; err != nil {
 		t.Fatal(err)
