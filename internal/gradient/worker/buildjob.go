@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -239,7 +240,7 @@ func (r *run) pullAndImport(ctx context.Context, infos map[string]wire.CachedPat
 				return err
 			}
 			r.s.log.Info("worker: inputs pulled from the cache and imported", "job", r.j.id, "paths", len(files), "bytes", pulled)
-			return r.hold(slices.Collect(mapsKeys(files)))
+			return r.hold(slices.Collect(maps.Keys(files)))
 		}
 	}
 	slices.Sort(missing)
@@ -255,16 +256,6 @@ func pulledBytes(infos map[string]wire.CachedPath, files map[string]string) uint
 		n += size
 	}
 	return n
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // outputNames maps output paths to output names: the BuildSpec's list, else the .drv's.

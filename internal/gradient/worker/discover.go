@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
@@ -73,13 +74,7 @@ func walkWaves(queue []string, attrs map[string][]string, drvs map[string]nixexe
 // dependenciesFirst orders the included derivations so that each follows its included
 // dependencies; ties in path order, for a stable result.
 func dependenciesFirst(included map[string]bool, drvs map[string]nixexec.Derivation) []string {
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for d := range included {
-			if !yield(d) {
-				return
-			}
-		}
-	})
+	keys := slices.Sorted(maps.Keys(included))
 	done := map[string]bool{}
 	var out []string
 	var visit func(string)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,7 +142,7 @@ func (st *narStream) wait() <-chan error {
 // pull fetches the NARs of the given cached paths into the job directory (spec §7.4) and
 // returns the files by path. Paths the server has no object for are returned as missing.
 func (r *run) pull(ctx context.Context, infos map[string]wire.CachedPath) (files map[string]string, missing []string, err error) {
-	paths := slices.Sorted(mapsKeys(infos))
+	paths := slices.Sorted(maps.Keys(infos))
 	streams := make(map[string]*narStream, len(paths))
 	defer func() {
 		for p, st := range streams {
