@@ -75,22 +75,32 @@ func loadPeersFile(path string) (peersFile, error) {
 	if path == "" {
 		return pf, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return pf, fmt.Errorf("worker: peers file: %w", err)
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxPeersFileSize+1)); err != nil {
-		return pf, fmt.Errorf("worker: peers file: %w", err)
-	}
-	if buf.Len() > maxPeersFileSize {
-		return pf, fmt.Errorf("%w: larger than %d bytes", ErrBadPeersFile, maxPeersFileSize)
-	}
-	pairs, err := ParsePeers(buf.Bytes())
+	data, err := readBounded(path, "peers file", ErrBadPeersFile)
 	if err != nil {
 		return pf, err
 	}
-	pf.digest, pf.tokens = sha256.Sum256(buf.Bytes()), session.NewPeerTokens(pairs)
+	pairs, err := ParsePeers(data)
+	if err != nil {
+		return pf, err
+	}
+	pf.digest, pf.tokens = sha256.Sum256(data), session.NewPeerTokens(pairs)
 	return pf, nil
+}
+
+// readBounded reads a small local file (the peers file, the accepted server tokens file),
+// refusing one over maxPeersFileSize as errBad; name says which file in errors.
+func readBounded(path, name string, errBad error) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %s: %w", name, err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxPeersFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("worker: %s: %w", name, err)
+	}
+	if len(data) > maxPeersFileSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", errBad, maxPeersFileSize)
+	}
+	return data, nil
 }

@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
 	"sync"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
@@ -103,6 +101,9 @@ func (t ServerTokens) Lines() int {
 	return n
 }
 
+// serverTokensFileName names the accepted server tokens file in errors.
+const serverTokensFileName = "accepted server tokens file"
+
 // serverTokensFile is the tokens file as last read. It is read again for every server that
 // dials in, so an operator can add or rotate a server's hash without a restart; a file that
 // became unreadable or malformed keeps the tokens read before, with a warning.
@@ -121,7 +122,7 @@ func loadServerTokensFile(path string, log *slog.Logger) (*serverTokensFile, err
 	if path == "" {
 		return f, nil
 	}
-	data, err := readBounded(path)
+	data, err := readBounded(path, serverTokensFileName, ErrBadServerTokensFile)
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +140,11 @@ func (f *serverTokensFile) current() ServerTokens {
 	if f.path == "" {
 		return f.tokens
 	}
-	data, err := readBounded(f.path)
-	if err == nil && sha256.Sum256(data) != f.digest {
+	data, err := readBounded(f.path, serverTokensFileName, ErrBadServerTokensFile)
+	if digest := sha256.Sum256(data); err == nil && digest != f.digest {
 		var t ServerTokens
 		if t, err = ParseServerTokens(data); err == nil {
-			f.tokens, f.digest = t, sha256.Sum256(data)
+			f.tokens, f.digest = t, digest
 			f.log.Info("worker: accepted server tokens file changed", "lines", t.Lines())
 		}
 	}
@@ -151,21 +152,4 @@ func (f *serverTokensFile) current() ServerTokens {
 		f.log.Warn("worker: accepted server tokens file unreadable, keeping the tokens read before", "err", err)
 	}
 	return f.tokens
-}
-
-// readBounded reads a small local file, refusing one over maxPeersFileSize.
-func readBounded(path string) ([]byte, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("worker: accepted server tokens file: %w", err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxPeersFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("worker: accepted server tokens file: %w", err)
-	}
-	if len(data) > maxPeersFileSize {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrBadServerTokensFile, maxPeersFileSize)
-	}
-	return data, nil
 }
