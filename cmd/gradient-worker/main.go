@@ -27,7 +27,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
 	"github.com/buildfleet/buildfleet/internal/gradient/worker"
 )
 
@@ -41,8 +40,7 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	cfg.Logger = log
-	cfg.Nix = nixexec.New(nixexec.Options{Logger: log})
+	cfg.Logger = log // worker.New gives its default nixexec.Nix this logger too
 	if cfg.WorkerID, err = worker.LoadWorkerID(cfg.BaseDir, os.Getenv); err != nil {
 		log.Error("gradient-worker: worker ID", "err", err)
 		os.Exit(1)
