@@ -1,11 +1,9 @@
 package cc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -35,23 +33,17 @@ type run struct {
 }
 
 // fileHashes opens the file-hash memory on first use (a passthrough never pays for it).
+// Without direct mode only the source is ever asked about, so the log is neither read nor
+// written.
 func (r *run) fileHashes() *filehash.Cache {
 	if r.hashes == nil {
-		r.hashes = filehash.Open(r.cfg.StatsDir, time.Now)
+		dir := r.cfg.StatsDir
+		if r.cfg.NoDirect {
+			dir = ""
+		}
+		r.hashes = filehash.Open(dir, time.Now)
 	}
 	return r.hashes
-}
-
-// temporalMacros make a translation unit's output depend on when it was compiled.
-var temporalMacros = [][]byte{[]byte("__TIME__"), []byte("__DATE__"), []byte("__TIMESTAMP__")}
-
-func hasTemporalMacro(b []byte) bool {
-	for _, m := range temporalMacros {
-		if bytes.Contains(b, m) {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *run) roots() ccargs.Roots {
@@ -98,11 +90,13 @@ func (r *run) compile(ctx context.Context) int {
 	if r.cfg.SideOutputEnv != "" {
 		return r.uncached(ccstats.Uncacheable, r.cfg.SideOutputEnv+" makes gcc write a second file")
 	}
-	src, err := os.ReadFile(r.abs(comp.Source))
+	// The file-hash memory answers for an unchanged source from its stat alone, and direct
+	// mode asks it about the source again.
+	src, err := r.fileHashes().Hash(r.abs(comp.Source))
 	if err != nil {
 		return r.uncached(ccstats.Fallback, "source unreadable")
 	}
-	if hasTemporalMacro(src) {
+	if src.Temporal {
 		return r.uncached(ccstats.Uncacheable, "__TIME__, __DATE__ or __TIMESTAMP__ in the source")
 	}
 	if r.id, err = toolchain.Identify(ctx, r.compiler, r.stateDir("compilers")); err != nil {
