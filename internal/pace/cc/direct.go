@@ -14,11 +14,13 @@ import (
 // that, silently, falls through to the preprocessed path.
 func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 	mkey := r.manifestKey()
+	var missed *cachekey.Digest // the object key the local copy led to, already asked for
 	if local, ok := r.readLocalManifest(mkey); ok {
 		if key, ok := r.validManifest(local); ok {
 			if done, status := r.tryHit(ctx, key, "direct"); done {
 				return true, status
 			}
+			missed = &key
 		}
 	}
 	b, hit := r.fetch(ctx, mkey)
@@ -30,7 +32,7 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 		return false, 0
 	}
 	key, ok := r.validManifest(v.Object)
-	if !ok {
+	if !ok || (missed != nil && key == *missed) {
 		return false, 0
 	}
 	r.keepLocalManifest(mkey, v.Object)
@@ -95,7 +97,8 @@ func (r *run) recordManifest(ctx context.Context, key cachekey.Digest, deps []st
 	}
 	v, err := value.Encode(value.Value{Object: enc})
 	if err == nil {
-		r.store(ctx, r.manifestKey(), v)
-		r.keepLocalManifest(r.manifestKey(), enc)
+		mkey := r.manifestKey()
+		r.store(ctx, mkey, v)
+		r.keepLocalManifest(mkey, enc)
 	}
 }
