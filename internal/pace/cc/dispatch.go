@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
@@ -26,7 +27,7 @@ var clientCodecs = wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4)
 // this request's or is not signed by the granted worker, or a non-zero exit (whose diagnostics
 // a local compile reproduces with the right paths). The lease is released on every path.
 func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (captured, bool) {
-	if r.comp.Debug.Level > 0 && !hasArg(r.args, "-gno-column-info") {
+	if r.comp.Debug.Level > 0 && !slices.Contains(r.args, "-gno-column-info") {
 		// DWARF records source columns, and macro expansion in the preprocessed text moves
 		// them: a remote object would differ from a local one (measured). Debug builds that
 		// want dispatch pass -gno-column-info.
@@ -92,15 +93,6 @@ func (r *run) release(ctx context.Context, scheduler, token string, key cachekey
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	_, _, _ = r.exchange(ctx, scheduler, wire.OpRelease, verbs.ReleaseRequest{Token: token, Key: key.Hex()}.Append(nil))
-}
-
-func hasArg(args []string, want string) bool {
-	for _, a := range args {
-		if a == want {
-			return true
-		}
-	}
-	return false
 }
 
 func label(id toolchain.Identity) string {
