@@ -47,7 +47,7 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 }
 
 // handshakeFailed releases a claimed slot and keeps the offline reason the bookkeeping rules
-// allow (only for registered IDs, so unknown IDs cannot fill the map).
+// allow (only for registered IDs, so unknown IDs cannot fill the worker table).
 func (s *Server) handshakeFailed(a *answerer, err error) {
 	if a.claimed != "" {
 		s.sessions.release(a.claimed, nil)

@@ -162,10 +162,16 @@ func (r *rig) registerDialed(box *secretbox.Box, peerID, workerID, url, token st
 	}
 }
 
+// offlineReason is the worker's stored offline reason ("" when it has none or no row).
 func (r *rig) offlineReason(workerID string) string {
-	v, _ := r.srv.offline.Load(workerID)
-	s, _ := v.(string)
-	return s
+	workers, err := r.st.ListWorkers(ctx)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if i := slices.IndexFunc(workers, func(w store.WorkerInfo) bool { return w.WorkerID == workerID }); i >= 0 {
+		return workers[i].OfflineReason
+	}
+	return ""
 }
 
 // TestTheServerDialsARegisteredWorker (spec §4.1 as_dialer): Authenticate carries the

@@ -213,9 +213,7 @@ func TestDeactivatingEveryRegistrationEndsTheSession(t *testing.T) {
 	}
 	eventually(t, "the slot to be freed", func() bool { return r.srv.sessions.get(workerA) == nil })
 	eventually(t, "the offline reason", func() bool {
-		reason, _ := r.srv.offline.Load(workerA)
-		s, _ := reason.(string)
-		return strings.Contains(s, "403 worker is deactivated")
+		return strings.Contains(r.offlineReason(workerA), "403 worker is deactivated")
 	})
 	if n := r.srv.counters.ReauthEnded.Load(); n != 1 {
 		t.Fatalf("ReauthEnded = %d", n)

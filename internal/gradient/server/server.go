@@ -75,7 +75,6 @@ type Server struct {
 	cancel   context.CancelFunc
 	stopping atomic.Bool
 	wg       sync.WaitGroup // running sessions
-	offline  sync.Map       // worker ID -> last failure reason (§4.4 bookkeeping)
 	claimMu  sync.Mutex     // one claim at a time among this server's sessions (dispatch.go)
 	changes  changeLog      // registration changes by worker ID, for reauth (reauth.go)
 
@@ -215,9 +214,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Counters exposes the server's counters.
 func (s *Server) Counters() *Counters { return &s.counters }
 
-// recordOffline keeps a worker's last failure (§4.4 bookkeeping), in memory and in the store.
+// recordOffline keeps a worker's last failure in the store (§4.4 bookkeeping).
 func (s *Server) recordOffline(workerID, reason string) {
-	s.offline.Store(workerID, reason)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.cfg.Store.MarkWorkerOffline(ctx, workerID, reason); err != nil {

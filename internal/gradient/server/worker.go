@@ -63,7 +63,6 @@ func (w *worker) run() {
 	if err := s.cfg.Store.MarkWorkerConnected(w.ctx, w.id, w.connectedAt); err != nil {
 		w.log.Warn("recording the connection", "err", err)
 	}
-	s.offline.Delete(w.id)
 	s.counters.SessionsStarted.Add(1)
 	applied := make(chan struct{})
 	go func() { defer close(applied); w.applyReports() }()
