@@ -60,9 +60,7 @@ func (w *worker) loadCaches(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	caches := append(slices.Clone(w.grants.directCaches), subscribed...)
-	slices.Sort(caches)
-	w.grants.caches = slices.Compact(caches)
+	w.grants.caches = sortedUnion(w.grants.directCaches, subscribed)
 	return nil
 }
 
