@@ -124,14 +124,7 @@ func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
 		return w.rejectReport(ctx, job, m.AssignmentID, err, false)
 	}
 	defer w.forget(m.AssignmentID)
-	st := w.srv.cfg.Store
-	var eff store.Effects
-	var err error
-	if job.Kind == store.JobBuild {
-		eff, err = st.FailBuild(ctx, m.AssignmentID, failure(m))
-	} else {
-		eff, err = st.FailEvaluationJob(ctx, m.AssignmentID, failure(m))
-	}
+	eff, err := w.failJob(ctx, job, m.AssignmentID, failure(m))
 	w.srv.counters.JobsFailed.Add(1)
 	w.log.Info("job failed", "job", job, "kind", m.Kind, "error", m.Error)
 	w.srv.Apply(ctx, eff)
@@ -211,19 +204,20 @@ func (w *worker) rejectReport(ctx context.Context, job store.JobRef, assignmentI
 	w.log.Warn("invalid report: failing its job", "job", job, "assignment", assignmentID, "err", reason)
 	w.forget(assignmentID)
 	f := store.BuildFailure{Kind: store.FailTransient, Reason: "the worker sent an invalid report: " + reason}
-	st := w.srv.cfg.Store
-	var eff store.Effects
-	var err error
-	if job.Kind == store.JobBuild {
-		eff, err = st.FailBuild(ctx, assignmentID, f)
-	} else {
-		eff, err = st.FailEvaluationJob(ctx, assignmentID, f)
-	}
+	eff, err := w.failJob(ctx, job, assignmentID, f)
 	w.srv.Apply(ctx, eff)
 	if running {
 		w.abortJob(ctx, job, "invalid report: "+reason)
 	}
 	return ignoreStale(err, job)
+}
+
+// failJob fails an assignment with the store call of its job's kind.
+func (w *worker) failJob(ctx context.Context, job store.JobRef, assignmentID string, f store.BuildFailure) (store.Effects, error) {
+	if job.Kind == store.JobBuild {
+		return w.srv.cfg.Store.FailBuild(ctx, assignmentID, f)
+	}
+	return w.srv.cfg.Store.FailEvaluationJob(ctx, assignmentID, f)
 }
 
 func (w *worker) abortJob(ctx context.Context, job store.JobRef, reason string) {
