@@ -17,10 +17,6 @@ import (
 // on a session goroutine (verification reads the whole object), at once when its bytes are
 // all staged, else when the last chunk arrives.
 func (s *Session) uploadFinished(ctx context.Context, m *wire.UploadFinished) error {
-	if s.cfg.ReadOnly {
-		s.cfg.Counters.Forbidden.Add(1)
-		return ErrForbidden
-	}
 	s.mu.Lock()
 	u := s.uploads[m.RequestID]
 	if u != nil && u.failed != nil {

@@ -17,10 +17,6 @@ const defaultStoreDir = "/nix/store"
 // query answers a CacheQuery (§7.2) on a session goroutine; the checks that need no store
 // are answered at once.
 func (s *Session) query(ctx context.Context, q *wire.CacheQuery) error {
-	if q.Mode == wire.QueryModePush && s.cfg.ReadOnly {
-		s.cfg.Counters.Forbidden.Add(1)
-		return ErrForbidden
-	}
 	s.cfg.Counters.Queries.Add(1)
 	switch {
 	case len(q.Paths) > MaxQueryPaths:

@@ -39,6 +39,10 @@ func New(cfg Config) *Session {
 // error is ErrForbidden for a message a read-only session refuses (answer Reject 403 and go
 // on), ErrClosed after Close, or a failure of Send (the socket is gone).
 func (s *Session) Handle(ctx context.Context, m wire.ClientMessage) (handled bool, err error) {
+	if s.cfg.ReadOnly && writes(m) {
+		s.cfg.Counters.Forbidden.Add(1)
+		return true, ErrForbidden
+	}
 	switch m := m.(type) {
 	case *wire.CacheQuery:
 		return true, s.query(ctx, m)
@@ -56,6 +60,17 @@ func (s *Session) Handle(ctx context.Context, m wire.ClientMessage) (handled boo
 		return true, s.narResume(m)
 	}
 	return false, nil
+}
+
+// writes reports whether m uploads or asks about pushing: what a read-only session refuses.
+func writes(m wire.ClientMessage) bool {
+	switch m := m.(type) {
+	case *wire.CacheQuery:
+		return m.Mode == wire.QueryModePush
+	case *wire.UploadRequest, *wire.UploadChunk, *wire.UploadFinished, *wire.UploadCancel:
+		return true
+	}
+	return false
 }
 
 // Busy reports whether a NAR transfer (a pull or an upload) is in flight: a cache session

@@ -10,10 +10,6 @@ import (
 
 // uploadChunk writes a chunk before returning: its bytes alias the frame.
 func (s *Session) uploadChunk(m *wire.UploadChunk) error {
-	if s.cfg.ReadOnly {
-		s.cfg.Counters.Forbidden.Add(1)
-		return ErrForbidden
-	}
 	s.mu.Lock()
 	u := s.uploads[m.RequestID]
 	dead := u == nil || u.failed != nil
@@ -101,10 +97,6 @@ func (s *Session) expire(u *upload) {
 
 // uploadCancel abandons an upload; the partial stays for the retry to resume.
 func (s *Session) uploadCancel(m *wire.UploadCancel) error {
-	if s.cfg.ReadOnly {
-		s.cfg.Counters.Forbidden.Add(1)
-		return ErrForbidden
-	}
 	s.mu.Lock()
 	u := s.uploads[m.RequestID]
 	delete(s.uploads, m.RequestID)

@@ -57,10 +57,6 @@ func compressBound(n uint64) int64 {
 // uploadRequest answers UploadRequest (§7.3) with a grant or, before any grant, with
 // UploadCommitted Retry/Rejected.
 func (s *Session) uploadRequest(ctx context.Context, m *wire.UploadRequest) error {
-	if s.cfg.ReadOnly {
-		s.cfg.Counters.Forbidden.Add(1)
-		return ErrForbidden
-	}
 	s.cfg.Counters.UploadRequests.Add(1)
 	nar, ok := m.Object.(*wire.UploadObjectNar)
 	if !ok { // eval-cache blobs are not kept in v1 (§7.5)
