@@ -3,7 +3,6 @@ package cacheserve
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -26,16 +25,10 @@ func BenchmarkUploadThroughput(b *testing.B) {
 		nar  func() []byte
 	}{
 		{"text", func() []byte { return narstoretest.NAR(size, 42) }},
-		{"random", func() []byte { return randomNAR(size) }},
+		{"random", func() []byte { return narstoretest.IncompressibleNAR(size) }},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchUpload(b, narstoretest.Make(c.nar())) })
 	}
-}
-
-func randomNAR(size int) []byte {
-	nar := narstoretest.NAR(size, 1)
-	_, _ = rand.NewChaCha8([32]byte{7}).Read(nar[len(nar)-size-16 : len(nar)-16]) // the file contents
-	return nar
 }
 
 func benchUpload(b *testing.B, obj narstoretest.Object) {

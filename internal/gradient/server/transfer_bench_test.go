@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
-	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
@@ -30,14 +29,7 @@ var benchNARs = []struct {
 	nar  func() []byte
 }{
 	{"text", func() []byte { return narstoretest.NAR(benchNARSize, 42) }},
-	{"random", func() []byte { return benchRandomNAR(benchNARSize) }},
-}
-
-func benchRandomNAR(size int) []byte {
-	nar := narstoretest.NAR(size, 1)
-	// The file contents end 16 bytes before the NAR does (the closing ")" string).
-	_, _ = rand.NewChaCha8([32]byte{7}).Read(nar[len(nar)-size-16 : len(nar)-16])
-	return nar
+	{"random", func() []byte { return narstoretest.IncompressibleNAR(benchNARSize) }},
 }
 
 // BenchmarkSessionUpload uploads a 256 MiB output worker → server on a real /proto session:

@@ -43,6 +43,15 @@ func NAR(size int, seed uint64) []byte {
 	return b.Bytes()
 }
 
+// IncompressibleNAR returns a NAR like NAR's whose file is size random bytes: what does not
+// compress, the transport's worst case.
+func IncompressibleNAR(size int) []byte {
+	nar := NAR(size, 1)
+	// The file contents end 16 bytes before the NAR does (the closing ")" string).
+	_, _ = rand.NewChaCha8([32]byte{7}).Read(nar[len(nar)-size-16 : len(nar)-16])
+	return nar
+}
+
 func content(size int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	words := []string{"gradient ", "nix ", "store ", "derivation ", "output ", "/lib/", "\n", "0x", "build "}
