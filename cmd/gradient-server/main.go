@@ -16,6 +16,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,7 +50,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
 	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
-	fs.StringVar(&o.dataDir, "data-dir", orDefault(getenv(admincli.EnvDataDir), admincli.DefaultDataDir), "`directory` holding the SQLite database and the NARs")
+	fs.StringVar(&o.dataDir, "data-dir", cmp.Or(getenv(admincli.EnvDataDir), admincli.DefaultDataDir), "`directory` holding the SQLite database and the NARs")
 	fs.StringVar(&o.databaseURL, "database-url", getenv(admincli.EnvDatabaseURL), "PostgreSQL `URL` (postgres://…) instead of SQLite")
 	fs.DurationVar(&o.heartbeat, "worker-heartbeat-timeout", server.DefaultHeartbeatTimeout, "drop a worker silent this long (0 disables the check)")
 	fs.Uint64Var(&o.limits.DefaultTimeoutSecs, "build-default-timeout", o.limits.DefaultTimeoutSecs, "build timeout in `seconds` when a derivation names none (0: no limit)")
@@ -68,13 +69,6 @@ func parse(args []string, getenv func(string) string) (options, error) {
 		return o, errors.New("--worker-heartbeat-timeout must not be negative")
 	}
 	return o, nil
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 func main() {
