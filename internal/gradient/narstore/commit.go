@@ -23,12 +23,12 @@ type Expect struct {
 	NarHash  nixhash.SHA256
 }
 
-// narMagic is how every NAR begins: the string "nix-archive-1" as the NAR format writes
-// strings (a little-endian u64 length, the bytes, zero padding to 8).
 // copyBufferSize is the read size from the decoder: large enough that hashing, not call
 // overhead, dominates.
 const copyBufferSize = 256 << 10
 
+// narMagic is how every NAR begins: the string "nix-archive-1" as the NAR format writes
+// strings (a little-endian u64 length, the bytes, zero padding to 8).
 var narMagic = []byte("\x0d\x00\x00\x00\x00\x00\x00\x00nix-archive-1\x00\x00\x00")
 
 // Commit verifies the staged bytes against want and moves them into place as the object of
