@@ -151,6 +151,9 @@ func TestASilentWorkerIsDropped(t *testing.T) {
 func TestShutdownDrainsEverySession(t *testing.T) {
 	r := newRig(t, Config{})
 	p := r.connect(workerA)
+	// InitAck reaches the worker before the server attaches the session: a Shutdown in
+	// between finds no session to drain.
+	eventually(t, "the session to be live", func() bool { return r.srv.sessions.get(workerA) != nil })
 	go r.srv.Shutdown(ctx)
 	if m := p.next(); m == nil {
 		t.Fatal("no message")
