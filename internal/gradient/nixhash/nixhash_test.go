@@ -21,6 +21,7 @@ var known = []struct {
 	{"high bit of byte 31 is the first character", strings.Repeat("00", 31) + "80", "1" + strings.Repeat("0", 51), "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAIA="},
 	{"sha256 of empty", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "0mdqa9w1p6cmli6976v4wi0sw9r4p5prkj7lzfd1877wk11c9c73", "sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
 	{"sha256 of abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "1b8m03r63zqhnjf7l5wnldhh7c134ap5vpj0850ymkq1iyzicy5s", "sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="},
+	{"the fixed-output test hash", "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03", "00xyyr3fi8l6hb839bv3f7yb86yjv7xi1cgh1xnhipym4asvb4aq", "sha256-WJG1tSLV3whtD/CxEPvZ0hu0/HFjrzTQgoai6Eb2vgM="},
 	{"sha256 of hello world", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9", "1sfdxziarxw8j3p80lvswgpq9i7smdyxmmsj5sjhhgjdjfwjfkdr", ""},
 }
 
@@ -53,6 +54,7 @@ func TestBase32OfOtherDigestSizes(t *testing.T) {
 	cases := []struct{ hex, nix32 string }{
 		{"a9993e364706816aba3e25717850c26c9cd0d89d", "kpcd173cq987hw957sx6m0868wv3x6d9"},
 		{"900150983cd24fb0d6963f7d28e17f72", "3jgzhjhz9zjvbb0kyj7jc500ch"},
+		{"da39a3ee5e6b4b0d3255bfef95601890afd80709", "143xibwh31h9bvxzalr0sjvbbvpa6ffs"}, // sha1 of ""
 	}
 	for _, c := range cases {
 		if got := EncodeBase32(mustHex(t, c.hex)); got != c.nix32 {
