@@ -194,7 +194,7 @@ func BenchmarkWorkerPull(b *testing.B) {
 	for _, name := range []string{"text", "random"} {
 		nar := narstoretest.NAR(benchNARSize, 42)
 		if name == "random" {
-			_, _ = rand.NewChaCha8([32]byte{7}).Read(nar[len(nar)-benchNARSize-16 : len(nar)-16])
+			nar = narstoretest.IncompressibleNAR(benchNARSize)
 		}
 		obj := narstoretest.Make(nar)
 		b.Run(name, func(b *testing.B) {
