@@ -40,7 +40,7 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wk := newWorker(s, conn, res, a.identity, r.RemoteAddr)
-	wk.auth = newSessionAuth(asAuthRole(role), a.answer, a.identity.Facts)
+	wk.auth = newSessionAuth(session.Erase(role), a.answer, a.identity.Facts)
 	s.sessions.attach(wk)
 	s.catchUp(wk, a.changesSeen)
 	wk.run()

@@ -228,7 +228,7 @@ func (s *Server) dialOnce(t store.DialTarget) (dialOutcome, string) {
 		return s.dialHandshakeFailed(a, t.WorkerID, err)
 	}
 	wk := newWorker(s, conn, res, a.identity, t.URL)
-	wk.auth = newSessionAuth(asAuthRole(role), a.answer, a.identity.Facts)
+	wk.auth = newSessionAuth(session.Erase(role), a.answer, a.identity.Facts)
 	s.sessions.attach(wk)
 	s.catchUp(wk, a.changesSeen)
 	wk.run()

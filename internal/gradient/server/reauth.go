@@ -38,26 +38,10 @@ type authEndedError struct{ end session.End }
 
 func (e *authEndedError) Error() string { return e.end.String() }
 
-// authRole is a running handshake role as the session drives it: session.Authority for a
-// worker that dialed in, session.Dialer for a worker the server dialed. asAuthRole wraps one.
-type authRole interface {
-	Step(session.Event) (authRole, session.Output)
-}
-
-type roleOf[R session.Role[R]] struct{ r R }
-
-func (a roleOf[R]) Step(ev session.Event) (authRole, session.Output) {
-	r, out := a.r.Step(ev)
-	return roleOf[R]{r}, out
-}
-
-// asAuthRole wraps a running session role for the session's reauth rounds.
-func asAuthRole[R session.Role[R]](r R) authRole { return roleOf[R]{r} }
-
 // sessionAuth is a running session's handshake role and what its reauth rounds need.
 type sessionAuth struct {
 	mu       sync.Mutex
-	role     authRole
+	role     session.Stepper // session.Authority (worker dialed in) or session.Dialer
 	answer   handshake.Answerer
 	facts    session.WorkerFacts // the latest lookup's
 	rounds   uint64              // challenges sent
@@ -66,7 +50,7 @@ type sessionAuth struct {
 	pending  atomic.Bool         // a trigger's goroutine is on its way to step
 }
 
-func newSessionAuth(role authRole, answer handshake.Answerer, facts session.WorkerFacts) *sessionAuth {
+func newSessionAuth(role session.Stepper, answer handshake.Answerer, facts session.WorkerFacts) *sessionAuth {
 	return &sessionAuth{role: role, answer: answer, facts: facts}
 }
 

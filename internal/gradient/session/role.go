@@ -16,6 +16,23 @@ type Role[S any] interface {
 	Done() (End, bool)
 }
 
+// Stepper is a running role with its type erased, for code that holds whichever role its
+// session runs: a worker's job loop (Peer or Dialed), a server's reauth rounds (Authority or
+// Dialer). Erase wraps one.
+type Stepper interface {
+	Step(Event) (Stepper, Output)
+}
+
+type erased[S Role[S]] struct{ role S }
+
+func (e erased[S]) Step(ev Event) (Stepper, Output) {
+	next, out := e.role.Step(ev)
+	return erased[S]{next}, out
+}
+
+// Erase wraps a role as a Stepper.
+func Erase[S Role[S]](role S) Stepper { return erased[S]{role} }
+
 var (
 	_ Role[Authority] = Authority{}
 	_ Role[Peer]      = Peer{}

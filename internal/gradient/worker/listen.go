@@ -162,6 +162,6 @@ func (l *listener) serve(conn *wsconn.WorkerConn, role session.Dialed, res sessi
 	}
 	log.Info("worker: server session running", "remote", remote, "authorized", res.Authorized, "failed", len(res.Failed),
 		"fetch", res.Capabilities.Fetch, "eval", res.Capabilities.Eval, "build", res.Capabilities.Build)
-	end := l.w.Serve(l.stop, conn, AsRole(role), res)
+	end := l.w.Serve(l.stop, conn, session.Erase(role), res)
 	log.Info("worker: server session ended", "remote", remote, "reason", end.Reason)
 }

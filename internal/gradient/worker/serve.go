@@ -13,22 +13,6 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// Role is a running handshake role (session.Peer when the worker dialed, session.Dialed when
-// the server did), stepped by the job loop for the session's own messages. AsRole wraps one.
-type Role interface {
-	Step(session.Event) (Role, session.Output)
-}
-
-type roleOf[R session.Role[R]] struct{ r R }
-
-func (a roleOf[R]) Step(ev session.Event) (Role, session.Output) {
-	r, out := a.r.Step(ev)
-	return roleOf[R]{r}, out
-}
-
-// AsRole wraps a running session role for Serve.
-func AsRole[R session.Role[R]](r R) Role { return roleOf[R]{r} }
-
 // SessionEnd says how a session ended.
 type SessionEnd struct {
 	Reason  string
@@ -61,7 +45,7 @@ type inbound struct {
 // lost or closed (running jobs are aborted, unreported), the server sent Draining or a
 // Reject, or stopCtx ended — then the worker sends Draining, aborts its jobs reporting each
 // as Canceled, waits up to StopGrace for those reports, and closes (spec §6.6).
-func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role Role, res session.Result) SessionEnd {
+func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role session.Stepper, res session.Result) SessionEnd {
 	s := w.newSession(conn, role, res)
 	defer s.cancel()
 	msgs := make(chan inbound)
@@ -102,7 +86,7 @@ func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role Ro
 type sess struct {
 	w      *Worker
 	conn   *wsconn.WorkerConn
-	role   Role
+	role   session.Stepper // session.Peer when the worker dialed, session.Dialed when the server did
 	caps   wire.GradientCapabilities
 	log    *slog.Logger
 	ctx    context.Context // the session's lifetime; job reports are sent with it
@@ -119,7 +103,7 @@ type sess struct {
 	queries    chan struct{}
 }
 
-func (w *Worker) newSession(conn *wsconn.WorkerConn, role Role, res session.Result) *sess {
+func (w *Worker) newSession(conn *wsconn.WorkerConn, role session.Stepper, res session.Result) *sess {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &sess{
 		w: w, conn: conn, role: role, caps: res.Capabilities, log: w.cfg.Logger,

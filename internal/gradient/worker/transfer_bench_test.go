@@ -98,7 +98,7 @@ func benchRun(tb testing.TB, w *Worker, bs *benchServer) (*run, func()) {
 		Tokens: session.NewPeerTokens([]wire.PeerToken{{PeerID: bs.peer, Token: benchToken}})})
 	role, res, err := handshake.Run(bctx, conn, role, out, nil)
 	benchCheck(tb, err)
-	s := w.newSession(conn, AsRole(role), res)
+	s := w.newSession(conn, session.Erase(role), res)
 	msgs := make(chan inbound)
 	go s.readLoop(msgs)
 	go func() {

@@ -113,7 +113,7 @@ func (w *Worker) connectOnce(ctx context.Context) SessionOutcome {
 	}
 	log.Info("worker: session running", "authorized", res.Authorized, "failed", len(res.Failed),
 		"fetch", res.Capabilities.Fetch, "eval", res.Capabilities.Eval, "build", res.Capabilities.Build)
-	end := w.Serve(ctx, conn, AsRole(role), res)
+	end := w.Serve(ctx, conn, session.Erase(role), res)
 	log.Info("worker: session ended", "reason", end.Reason)
 	if end.Drained {
 		return Drained
