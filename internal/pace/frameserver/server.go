@@ -151,10 +151,11 @@ func (s *Server) admit(raw net.Conn) {
 	full := s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns
 	if full || s.shuttingDown.Load() {
 		s.mu.Unlock()
-		raw.Close()
 		if full {
+			// Counted before the close, so a client that sees the close also sees the count.
 			s.cfg.Observer.ConnRejected()
 		}
+		raw.Close()
 		return
 	}
 	c := newConn(s, raw)
