@@ -177,10 +177,15 @@ func (w *worker) applyAuth(out session.Output) error {
 }
 
 // endAuth ends the session the way the role ended it: Reject and close 1008, or (a
-// server-dialed session redialing) a normal close. Called with auth.mu held.
+// server-dialed session redialing) a normal close. Called with auth.mu held. The cause is
+// recorded before the socket closes, so the session's end reports it (the worker's offline
+// reason) whatever the read loop or the cache load saw first; the context is cancelled only
+// after the Reject went out, since cancelling it closes the socket.
 func (w *worker) endAuth(e session.End) error {
 	w.auth.done = true
 	err := &authEndedError{end: e}
+	var cause error = err
+	w.endedBy.Store(&cause)
 	ctx, cancel := context.WithTimeout(context.Background(), reauthCloseTimeout)
 	defer cancel()
 	if e.Kind == session.EndRejectSent {

@@ -27,6 +27,7 @@ type worker struct {
 	cache       *cacheserve.Session
 	ctx         context.Context
 	cancelCause context.CancelCauseFunc // ends the session, saying why
+	endedBy     atomic.Pointer[error]   // why a reauth round is ending the session (set before its close)
 	remote      string                  // the worker's ip:port, or the URL the server dialed
 	auth        *sessionAuth            // the handshake role, kept for reauth rounds (reauth.go)
 
@@ -84,6 +85,9 @@ func (w *worker) run() {
 // that at the next start), abandons the worker's open assignments before its slot is freed.
 func (w *worker) end(err error) {
 	s := w.srv
+	if ended := w.endedBy.Load(); ended != nil {
+		err = *ended // a reauth round ended it: whatever the read loop or cache load saw follows from that
+	}
 	reason := endReason(err)
 	w.log.Info("worker disconnected", "reason", reason)
 	if !s.stopping.Load() {
