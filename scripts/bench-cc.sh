@@ -9,8 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-2}
 REPO=$PWD
-CORPUS=${PACE_CORPUS:-$REPO/../shared/corpus}
 . scripts/lib.sh
+LEVELDB=$(corpus_file leveldb_1.23.orig.tar.gz)
+REDIS=$(corpus_file redis_7.0.15.orig.tar.gz)
+projects=(leveldb)
+if [ -n "$REDIS" ]; then projects=(redis leveldb); else
+  echo "bench-cc: skipping Redis: put redis_7.0.15.orig.tar.gz in a directory and name it in PACE_CORPUS (testdata/corpus/README.md)"
+fi
 export LC_ALL=C
 PACECC=$REPO/bin/pace-cc
 
@@ -22,7 +27,7 @@ ccache_hits() { CCACHE_DIR=$1 ccache -s 2>/dev/null | awk -F: '/Hits:/ {gsub(/ /
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else print "-" }'; }
 
 redis() { # redis VARIANT CC: prints cold, warm seconds
-  local dir=$work/redis-$1; mkdir -p "$dir"; tar -xzf "$CORPUS/redis_7.0.15.orig.tar.gz" -C "$dir" --strip-components=1
+  local dir=$work/redis-$1; mkdir -p "$dir"; tar -xzf "$REDIS" -C "$dir" --strip-components=1
   local cold warm
   cold=$(seconds make -C "$dir" -j2 MALLOC=libc CC="$2")
   make -C "$dir" distclean >/dev/null 2>&1
@@ -39,7 +44,7 @@ leveldb_build() { # leveldb_build SRC BUILD LAUNCHER: configures and builds, pri
 }
 
 leveldb() { # leveldb VARIANT LAUNCHER: prints cold, warm seconds
-  local src=$work/leveldb-$1; mkdir -p "$src"; tar -xzf "$CORPUS/leveldb_1.23.orig.tar.gz" -C "$src" --strip-components=1
+  local src=$work/leveldb-$1; mkdir -p "$src"; tar -xzf "$LEVELDB" -C "$src" --strip-components=1
   local cold warm
   cold=$(leveldb_build "$src" "$src/build" "$2")
   ninja -C "$src/build" clean >/dev/null
@@ -50,7 +55,7 @@ leveldb() { # leveldb VARIANT LAUNCHER: prints cold, warm seconds
 echo "pace-cc vs ccache vs plain gcc ($(gcc --version | head -1); $(ccache --version | head -1)); best of $ROUNDS rounds"
 printf '\n%-10s %-26s %10s %10s %8s\n' project variant cold_s warm_s hits
 minof() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b == "" || a+0 < b+0) print a; else print b }'; }
-for proj in redis leveldb; do
+for proj in "${projects[@]}"; do
   p_cold=""; c_cold=""; c_warm=""; x_cold=""; x_warm=""
   for round in $(seq "$ROUNDS"); do
     read -r a _ < <(if [ "$proj" = redis ]; then redis "plain$round" gcc; else leveldb "plain$round" ""; fi)

@@ -44,8 +44,8 @@ for _ in $(seq 300); do
 done
 grep -m3 'serving toolchain' "$work/node.log" | sed 's/^.*msg="//; s/" / /' || true
 
-lua_tarball=../shared/corpus/lua5.4_5.4.4.orig.tar.gz
-[ -f "$lua_tarball" ] || { echo "missing $lua_tarball (the shared corpus)" >&2; exit 1; }
+lua_tarball=$(corpus_file lua5.4_5.4.4.orig.tar.gz)
+[ -n "$lua_tarball" ] || { echo "testdata/corpus has no Lua tarball" >&2; exit 1; }
 mkdir -p "$work/lua" "$work/home"
 tar -xzf "$lua_tarball" -C "$work/lua" --strip-components=1
 export HOME=$work/home PACE_ADDR=$node
@@ -73,6 +73,10 @@ say "pace-node counters"
 curl -fs "http://$admin/metrics" | grep -E '^pace_(dispatch_leases_(granted|released)|dispatch_lease_refusals|worker_jobs_(completed|failed)|node_cache_(hits|misses|stores)|tier_upstream_(hits|misses|stores))[a-z_]*(_total)? ' || true
 echo "pace-kv counters (the shared tier behind the node):"
 curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses)_total|^pace_items ' || true
+
+# Every nix below (the worker's, and the demo's own) runs with the repository's configuration:
+# Debian's nix-bin ships none that builds (no build users, no sandbox shell).
+export NIX_CONF_DIR=$PWD/scripts/nix NIX_USER_CONF_FILES=
 
 say "gradient-server: the Nix CI's server, its state in SQLite under a temporary data directory"
 "$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --data-dir="$work/gradient" 2>"$work/gradient.log" &

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a make target needs on a fresh Debian machine with Go, and nothing already present.
+# Nix itself is left as Debian installs it: every nix the tests, the demo and the benchmarks run
+# uses scripts/nix/nix.conf (single-user, sandboxed, with busybox-static as the sandbox's /bin/sh).
 # Usage: scripts/deps.sh test|bench|demo
 set -euo pipefail
 want=(gcc g++ make git curl)
 case "${1:-test}" in
-  test)  want+=(nix-bin postgresql iproute2 zstd) ;;
-  demo)  want+=(nix-bin jq) ;;
-  bench) want+=(nix-bin redis-server ccache sccache hyperfine cmake ninja-build) ;;
+  test)  want+=(nix-bin busybox-static postgresql iproute2 zstd) ;;
+  demo)  want+=(nix-bin busybox-static jq) ;;
+  bench) want+=(nix-bin busybox-static redis-server ccache sccache hyperfine cmake ninja-build) ;;
 esac
 missing=()
 for p in "${want[@]}"; do

@@ -43,3 +43,19 @@ start_kv() {
   pids+=($!)
   kv_addr=$(wait_ready "$1" "pace-kv ready" $! | field listen)
 }
+
+# corpus_file NAME: the absolute path of a corpus tarball, from the committed corpus
+# (testdata/corpus) or else from the directory PACE_CORPUS names, checked against its line in
+# testdata/corpus/SHA256SUMS (committed ones) or EXTERNAL-SHA256SUMS (larger ones kept outside).
+# Prints nothing when neither directory holds it; a tarball that fails its check is an error.
+corpus_file() {
+  local dir
+  for dir in testdata/corpus ${PACE_CORPUS:+"$PACE_CORPUS"}; do
+    [ -f "$dir/$1" ] || continue
+    if ! grep " $1\$" testdata/corpus/SHA256SUMS testdata/corpus/EXTERNAL-SHA256SUMS 2>/dev/null |
+        sed 's/^[^:]*://' | (cd "$dir" && sha256sum -c --quiet -) >/dev/null 2>&1; then
+      echo "corpus: $dir/$1 does not match its SHA256SUMS line" >&2; return 1
+    fi
+    realpath "$dir/$1"; return 0
+  done
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/apiclient"
+	"github.com/buildfleet/buildfleet/internal/gradient/nixexec/nixexectest"
 )
 
 // workerBin is gradient-worker, built once for the package's tests.
@@ -30,6 +31,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GRADIENT_SERVER_AS_MAIN") == "1" {
 		main()
 		os.Exit(0)
+	}
+	cleanupNix, err := nixexectest.UseProjectConfig()
+	if err != nil {
+		panic(err)
 	}
 	dir, err := os.MkdirTemp("", "gradient-server-test-")
 	if err != nil {
@@ -44,6 +49,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	cleanupNix()
 	os.Exit(code)
 }
 

@@ -4,26 +4,48 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
-// corpus finds ../shared/corpus beside the repository (PACE_CORPUS overrides).
+// corpus finds a tarball in the committed corpus (testdata/corpus at the repository's top),
+// or else in the directory PACE_CORPUS names.
 func corpus(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("PACE_CORPUS")
-	if dir == "" {
-		top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-		if err != nil {
-			t.Fatalf("locating the repository: %v", err)
+	dirs := []string{filepath.Join(repoRoot(t), "testdata", "corpus")}
+	if extra := os.Getenv("PACE_CORPUS"); extra != "" {
+		dirs = append(dirs, extra)
+	}
+	for _, dir := range dirs {
+		if p := filepath.Join(dir, name); fileExists(p) {
+			return p
 		}
-		dir = filepath.Join(strings.TrimSpace(string(top)), "..", "shared", "corpus")
 	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("corpus tarball %s missing (set PACE_CORPUS): %v", p, err)
+	t.Fatalf("corpus tarball %s is in none of %v", name, dirs)
+	return ""
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// repoRoot is the directory holding go.mod, above the test's working directory.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
 }
 
 func untar(t *testing.T, tarball, into string) string {

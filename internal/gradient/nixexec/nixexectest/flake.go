@@ -1,6 +1,7 @@
-// Package nixexectest makes what tests of gradient's Nix executor and worker need: a git
-// repository holding a small flake whose derivations build with /bin/sh alone (no nixpkgs),
-// unique per call so that tests never find each other's outputs already built.
+// Package nixexectest makes what tests of gradient's Nix executor and worker need: the
+// repository's own Nix configuration for every nix they run (UseProjectConfig, Main), and a
+// git repository holding a small flake whose derivations build with /bin/sh alone (no
+// nixpkgs), unique per call so that tests never find each other's outputs already built.
 package nixexectest
 
 import (
@@ -115,9 +116,8 @@ func NewFlake(t testing.TB) Flake {
 	_, _ = rand.Read(r[:])
 	n := binary.LittleEndian.Uint64(r[:]) % 1e9
 	f := Flake{Dir: t.TempDir(), System: cfg.System, Nonce: fmt.Sprintf("n%09d", n), SleepArg: fmt.Sprintf("60.%09d", n)}
-	// The builder runs as a build user, so the gate lives in the world-readable /tmp, not
-	// in the test's private temporary directory.
-	f.Gate = filepath.Join(os.TempDir(), "gradient-gate-"+f.Nonce)
+	// The builder runs in the sandbox, which sees the gate directory and no other host path.
+	f.Gate = filepath.Join(gateDir, "gate-"+f.Nonce)
 	t.Cleanup(func() { os.Remove(f.Gate) })
 	f.URL = "file://" + f.Dir
 	text := strings.NewReplacer("SYSTEM", f.System, "NONCE", f.Nonce, "SLEEP", f.SleepArg, "GATE", f.Gate).Replace(flakeTemplate)
@@ -149,9 +149,13 @@ func CommitFlake(t testing.TB, dir, text string) string {
 }
 
 // RequireNix fails the test when nix, nix-store or git is missing: `make test` installs them
-// (scripts/deps.sh), so their absence is a broken machine, not a reason to skip.
+// (scripts/deps.sh), so their absence is a broken machine, not a reason to skip. It also fails
+// a test whose package runs nix without the project's configuration (see UseProjectConfig).
 func RequireNix(t testing.TB) {
 	t.Helper()
+	if gateDir == "" {
+		t.Fatal("nixexectest: the package's TestMain must call UseProjectConfig (or Main) first")
+	}
 	for _, bin := range []string{"nix", "nix-store", "git"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Fatalf("%s is not installed (scripts/deps.sh test installs nix-bin and git): %v", bin, err)
