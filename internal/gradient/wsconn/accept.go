@@ -16,7 +16,9 @@ func AcceptWorker(w http.ResponseWriter, r *http.Request, opts Options) (*Server
 	if err != nil {
 		return nil, err
 	}
-	return newServerConn(ws, bc, opts), nil
+	c := newServerConn(ws, bc, opts)
+	c.peerHeader = r.Header.Clone()
+	return c, nil
 }
 
 // AcceptServer upgrades a request on a discoverable worker's /proto to the worker side of a
@@ -26,7 +28,9 @@ func AcceptServer(w http.ResponseWriter, r *http.Request, opts Options) (*Worker
 	if err != nil {
 		return nil, err
 	}
-	return newWorkerConn(ws, bc, opts), nil
+	c := newWorkerConn(ws, bc, opts)
+	c.peerHeader = r.Header.Clone()
+	return c, nil
 }
 
 func accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, *batchConn, error) {

@@ -3,6 +3,7 @@ package wsconn
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/coder/websocket"
@@ -50,7 +51,8 @@ func (o Options) withDefaults() Options {
 type Conn[S, R wire.Message] struct {
 	*Writer[S]
 	*Reader[R]
-	s *socket
+	s          *socket
+	peerHeader http.Header
 }
 
 // WorkerConn is the worker's side of a session: it sends ClientMessage and reads
@@ -95,6 +97,11 @@ func newConn[S, R wire.Message](s *socket, decode func([]byte, uint16) (R, error
 		s:      s,
 	}
 }
+
+// PeerHeader is the HTTP header the peer sent with the upgrade: its request when this side
+// accepted, its 101 response when this side dialed. Nil for a socket wrapped by
+// NewWorkerConn or NewServerConn.
+func (c *Conn[S, R]) PeerHeader() http.Header { return c.peerHeader }
 
 // Version is the agreed protocol version, or 0 before agreement has succeeded.
 func (c *Conn[S, R]) Version() uint16 { return c.s.agreedVersion() }

@@ -32,24 +32,28 @@ type DialOptions struct {
 // session): Nagle off, TCP_USER_TIMEOUT, TCP keepalive, and the connect given up after 10 s.
 // The handshake that follows is bounded separately: see HandshakeContext.
 func DialServer(ctx context.Context, url string, opts DialOptions) (*WorkerConn, error) {
-	ws, bc, err := dial(ctx, url, opts)
+	ws, bc, header, err := dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
-	return newWorkerConn(ws, bc, opts.Options), nil
+	c := newWorkerConn(ws, bc, opts.Options)
+	c.peerHeader = header
+	return c, nil
 }
 
 // DialWorker is the server dialing a discoverable worker at its registered URL, with the
 // same socket options as DialServer.
 func DialWorker(ctx context.Context, url string, opts DialOptions) (*ServerConn, error) {
-	ws, bc, err := dial(ctx, url, opts)
+	ws, bc, header, err := dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
-	return newServerConn(ws, bc, opts.Options), nil
+	c := newServerConn(ws, bc, opts.Options)
+	c.peerHeader = header
+	return c, nil
 }
 
-func dial(ctx context.Context, url string, opts DialOptions) (*websocket.Conn, *batchConn, error) {
+func dial(ctx context.Context, url string, opts DialOptions) (*websocket.Conn, *batchConn, http.Header, error) {
 	connectTimeout := cmp.Or(opts.ConnectTimeout, ConnectTimeout)
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
@@ -74,17 +78,17 @@ func dial(ctx context.Context, url string, opts DialOptions) (*websocket.Conn, *
 		TLSClientConfig:     opts.TLSConfig,
 		TLSHandshakeTimeout: connectTimeout,
 	}
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		HTTPClient:      &http.Client{Transport: transport},
 		HTTPHeader:      opts.Header,
 		CompressionMode: websocket.CompressionDisabled, // chunks are zstd already
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("wsconn: dial %s: %w", url, err)
+		return nil, nil, nil, fmt.Errorf("wsconn: dial %s: %w", url, err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return ws, dialed, nil
+	return ws, dialed, resp.Header, nil
 }
 
 // newDialer sets the socket options of spec §1.1 before connect.
