@@ -56,6 +56,8 @@ type Config struct {
 	TransferTimeout time.Duration
 	// RetryDelay is the first delay between retries of a CacheError or an upload (1 s).
 	RetryDelay time.Duration
+	// ProbeInterval is how often a worker whose Nix cannot do everything probes it again (1 min).
+	ProbeInterval time.Duration
 }
 
 // Spec values of the durations.
@@ -93,5 +95,6 @@ func (c Config) withDefaults() (Config, error) {
 	c.CacheReplyTimeout = cmp.Or(c.CacheReplyTimeout, DefaultCacheReplyTimeout)
 	c.TransferTimeout = cmp.Or(c.TransferTimeout, DefaultTransferTimeout)
 	c.RetryDelay = cmp.Or(c.RetryDelay, time.Second)
+	c.ProbeInterval = cmp.Or(c.ProbeInterval, DefaultProbeInterval)
 	return c, nil
 }

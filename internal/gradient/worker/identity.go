@@ -55,12 +55,12 @@ func canonicalID(s, source string) (string, error) {
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename, so that a crash
-// never leaves a half-written ID behind.
+// never leaves a half-written file (the worker ID, the remembered probe) behind.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".worker-id-*")
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}

@@ -180,6 +180,7 @@ func (r *run) report(ctx context.Context, err error) {
 		f.Kind, f.Error = wire.BuildFailureKindAborted, cause.Error()
 	case errors.Is(cause, errCanceled):
 		f.Kind, f.Error = wire.BuildFailureKindCanceled, cause.Error()
+	case r.setupFailure(err, f):
 	case errors.As(err, &je):
 		f.Kind, f.Error, f.MissingPaths, f.Metrics = je.kind, je.Error(), je.missing, je.metrics
 	default:
@@ -188,6 +189,23 @@ func (r *run) report(ctx context.Context, err error) {
 	r.s.log.Info("worker: job failed", "job", r.j.id, "kind", f.Kind, "error", f.Error)
 	_ = r.s.send(f)
 }
+
+// setupFailure reports a failure that comes from this machine's Nix set-up as the worker's,
+// not the job's: Canceled, which the server re-queues without spending an attempt and counts
+// against the worker (gradient-server §6.4), with the problem and its fix as the error. The
+// worker probes again, and offers what works.
+func (r *run) setupFailure(err error, f *wire.JobFailed) bool {
+	p, ok := nixexec.Environmental(err)
+	if !ok {
+		return false
+	}
+	f.Kind, f.Error = wire.BuildFailureKindCanceled, SetupFailurePrefix+p.Error()
+	r.s.w.health.setupFailed(p)
+	return true
+}
+
+// SetupFailurePrefix starts the error of a job the worker gave back for its own set-up.
+const SetupFailurePrefix = "worker set-up: "
 
 // update sends a JobUpdate echoing the current assignment.
 func (r *run) update(u wire.JobUpdateKind) error {

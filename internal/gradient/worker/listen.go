@@ -100,13 +100,15 @@ func (l *listener) serveProto(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "too many pending handshakes\n", http.StatusServiceUnavailable)
 		return
 	}
+	offer := l.w.sessionOffer()
+	l.w.health.unavailable(l.w.cfg.Offer).Set(rw.Header())
 	conn, err := wsconn.AcceptServer(rw, r, wsconn.Options{Logger: l.w.cfg.Logger})
 	if err != nil {
 		<-l.handshakes
 		l.w.cfg.Logger.Debug("worker: websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	role, res, err := l.handshake(conn)
+	role, res, err := l.handshake(conn, offer)
 	<-l.handshakes
 	if err != nil {
 		l.refused(r.RemoteAddr, err)
@@ -116,8 +118,8 @@ func (l *listener) serveProto(rw http.ResponseWriter, r *http.Request) {
 }
 
 // handshake runs the dialed role: Authenticate, token check, InitConnection, InitAck.
-func (l *listener) handshake(conn *wsconn.WorkerConn) (session.Dialed, session.Result, error) {
-	role, out := session.NewDialed(session.DialedConfig{WorkerID: l.w.cfg.WorkerID, Capabilities: l.w.cfg.Offer})
+func (l *listener) handshake(conn *wsconn.WorkerConn, offer wire.GradientCapabilities) (session.Dialed, session.Result, error) {
+	role, out := session.NewDialed(session.DialedConfig{WorkerID: l.w.cfg.WorkerID, Capabilities: offer})
 	return handshake.Run(l.stop, conn, role, out, l.answer)
 }
 

@@ -54,6 +54,10 @@ func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role se
 	case <-w.peersChanged:
 	default:
 	}
+	select { // likewise a probe's: this session's offer was read after it
+	case <-w.health.changed:
+	default:
+	}
 	s.start()
 	tick := time.NewTicker(w.cfg.MetricsInterval)
 	defer tick.Stop()
@@ -74,6 +78,8 @@ func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role se
 			}
 		case <-tick.C:
 			s.heartbeat()
+		case <-w.health.changed:
+			return s.drain("nix can no longer do what this session offered, or can do more: reconnecting")
 		case j := <-s.finished:
 			s.jobFinished(j)
 		case <-stopCtx.Done():
@@ -272,13 +278,23 @@ func (s *sess) end(e SessionEnd) SessionEnd {
 // stop is the worker's SIGTERM (spec §6.6): Draining, every job cancelled and reported as
 // Canceled, at most StopGrace for those reports, then close.
 func (s *sess) stop() SessionEnd {
+	end := s.drain("worker stopping")
+	end.Stopped = true
+	return end
+}
+
+// drain ends the session the way a stop does — Draining, every job cancelled and reported
+// Canceled (the server re-queues them without spending an attempt), at most StopGrace for
+// those reports, then close — without stopping the worker.
+func (s *sess) drain(reason string) SessionEnd {
+	s.log.Info("worker: ending the session", "reason", reason)
 	s.draining = true
 	_ = s.send(&wire.ClientDraining{})
 	s.abortAll(errCanceled)
 	s.waitJobs(s.w.cfg.StopGrace)
 	s.abortAll(errLost) // jobs that did not report in time are left to the server's recovery
 	s.close()
-	return SessionEnd{Reason: "worker stopping", Stopped: true}
+	return SessionEnd{Reason: reason}
 }
 
 func (s *sess) close() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -30,6 +32,7 @@ type Worker struct {
 	requestID atomic.Uint64 // UploadRequest ids: a counter per worker (spec §7.3)
 	uploads   chan struct{} // worker-wide upload slots
 	caps      capabilitiesCache
+	health    *nixHealth
 }
 
 // New prepares a worker: it reads the peers file (a missing or bad file is an error at
@@ -50,7 +53,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg.Logger.Warn("worker: could not release stale GC roots", "err", err)
 	}
 	return &Worker{cfg: cfg, nix: cfg.Nix, peers: pf, peersChanged: make(chan session.PeerTokens, 1),
-		uploads: make(chan struct{}, maxUploadSlots)}, nil
+		uploads: make(chan struct{}, maxUploadSlots), health: newNixHealth(cfg.Nix, cfg.Logger, cfg.BaseDir)}, nil
 }
 
 // ID is the worker ID.
@@ -67,16 +70,22 @@ func (w *Worker) Tokens() session.PeerTokens {
 // after a served session, doubling after a refused or drained one, up to 60 s). When ctx
 // ends during a session, the session is stopped as on SIGTERM (see Serve). It returns nil
 // after a stop. With Config.Listen set it waits for the server to dial instead (Listen).
+//
+// Before it offers anything it probes its Nix (nixHealth), and it offers only what works;
+// a probe that later finds otherwise ends the session, and the next one offers what works then.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.cfg.Listen == "" && w.cfg.ServerURL == "" {
+		return errors.New("worker: no server URL")
+	}
+	w.health.ensure(ctx)
+	go w.health.watch(ctx, w.cfg.Offer, w.cfg.ProbeInterval)
 	if w.cfg.Listen != "" {
 		return w.listenAndServe(ctx)
-	}
-	if w.cfg.ServerURL == "" {
-		return errors.New("worker: no server URL")
 	}
 	go w.watchPeers(ctx)
 	var backoff Backoff
 	for ctx.Err() == nil {
+		w.health.ensure(ctx)
 		outcome := w.connectOnce(ctx)
 		if ctx.Err() != nil {
 			break
@@ -94,12 +103,14 @@ func (w *Worker) Run(ctx context.Context) error {
 // connectOnce dials, runs the peer handshake and serves the session.
 func (w *Worker) connectOnce(ctx context.Context) SessionOutcome {
 	log := w.cfg.Logger
-	conn, err := wsconn.DialServer(ctx, w.cfg.ServerURL, w.cfg.Dial)
+	offer, dial := w.sessionOffer(), w.cfg.Dial
+	dial.Header = w.upgradeHeader(dial.Header)
+	conn, err := wsconn.DialServer(ctx, w.cfg.ServerURL, dial)
 	if err != nil {
 		log.Warn("worker: cannot connect", "server", w.cfg.ServerURL, "err", err)
 		return Refused
 	}
-	role, out := session.NewPeer(session.PeerConfig{WorkerID: w.cfg.WorkerID, Capabilities: w.cfg.Offer, Tokens: w.Tokens()})
+	role, out := session.NewPeer(session.PeerConfig{WorkerID: w.cfg.WorkerID, Capabilities: offer, Tokens: w.Tokens()})
 	role, res, err := handshake.Run(ctx, conn, role, out, nil)
 	if err != nil {
 		var ended *handshake.EndedError
@@ -119,6 +130,24 @@ func (w *Worker) connectOnce(ctx context.Context) SessionOutcome {
 		return Drained
 	}
 	return Served
+}
+
+// sessionOffer is what a new session offers: the configured capabilities the last probe found
+// working. It is recorded, so a probe that changes it ends the session.
+func (w *Worker) sessionOffer() wire.GradientCapabilities {
+	offer := w.health.offer(w.cfg.Offer)
+	w.health.offering(offer)
+	return offer
+}
+
+// upgradeHeader is base plus the report of what this worker withholds and why.
+func (w *Worker) upgradeHeader(base http.Header) http.Header {
+	h := base.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	w.health.unavailable(w.cfg.Offer).Set(h)
+	return h
 }
 
 // watchPeers polls the peers file and hands changes to the live session, which asks the
