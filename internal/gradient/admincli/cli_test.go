@@ -131,8 +131,9 @@ func (l *liveStub) LiveWorkers() map[string]api.LiveWorker {
 	}
 	return out
 }
-func (l *liveStub) Kick()                                { l.mu.Lock(); l.kicks++; l.mu.Unlock() }
-func (l *liveStub) Apply(context.Context, store.Effects) {}
+func (l *liveStub) WaitReason(string, store.JobKind, string) string { return "a free slot" }
+func (l *liveStub) Kick()                                           { l.mu.Lock(); l.kicks++; l.mu.Unlock() }
+func (l *liveStub) Apply(context.Context, store.Effects)            {}
 func (l *liveStub) setLive(id string, w api.LiveWorker) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

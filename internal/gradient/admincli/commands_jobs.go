@@ -60,15 +60,24 @@ func evalShow() command {
 
 func printEvaluation(w io.Writer, d api.EvaluationDetail) {
 	e := d.Evaluation
-	fields(w, "Evaluation", e.ID, "Project", e.ProjectID, "Commit", e.Commit, "Status", e.Status,
+	kv := []string{"Evaluation", e.ID, "Project", e.ProjectID, "Commit", e.Commit, "Status", e.Status,
 		"Wildcards", strings.Join(e.Wildcards, " "), "Flake source", orDash(e.FlakeSource),
-		"Created", stamp(e.CreatedAt), "Updated", stamp(e.UpdatedAt))
+		"Created", stamp(e.CreatedAt), "Updated", stamp(e.UpdatedAt)}
+	if e.Waiting != "" {
+		kv = append(kv, "Waiting", e.Waiting)
+	}
+	fields(w, kv...)
 	fmt.Fprintf(w, "\nBuilds (%d):\n", len(d.Builds))
 	t := newTable(w, "ID", "NAME", "STATUS", "ATTEMPT", "SYSTEM", "ENTRY POINTS")
 	for _, b := range d.Builds {
 		t.row(b.ID, orDash(b.Pname), b.Status, strconv.Itoa(b.Attempt), b.System, orDash(strings.Join(b.EntryPoints, " ")))
 	}
 	t.flush()
+	for _, b := range d.Builds {
+		if b.Waiting != "" {
+			fmt.Fprintf(w, "  %s waiting: %s\n", b.ID, b.Waiting)
+		}
+	}
 	if len(d.Messages) > 0 {
 		fmt.Fprintf(w, "\nMessages (%d):\n", len(d.Messages))
 		for _, m := range d.Messages {

@@ -141,9 +141,9 @@ func projectWorkers() command {
 				return err
 			}
 			return in.emit(api.WorkerList{Workers: ws}, func(w io.Writer) {
-				t := newTable(w, "WORKER ID", "STATUS", "CONNECTED", "REMOTE", "LAST FAILURE")
+				t := newTable(w, "WORKER ID", "STATUS", "CONNECTED", "REMOTE", "REASON")
 				for _, wk := range ws {
-					t.row(wk.WorkerID, wk.Status, stamp(wk.ConnectedAt), orDash(wk.Remote), orDash(wk.OfflineReason))
+					t.row(wk.WorkerID, wk.Status, stamp(wk.ConnectedAt), orDash(wk.Remote), orDash(workerReason(wk)))
 				}
 				t.flush()
 			})

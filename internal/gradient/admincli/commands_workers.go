@@ -91,10 +91,10 @@ func workerList() command {
 				return err
 			}
 			return in.emit(api.WorkerList{Workers: ws}, func(w io.Writer) {
-				t := newTable(w, "WORKER ID", "NAME", "STATUS", "CONNECTED", "LAST SEEN", "CAPABILITIES", "LAST FAILURE")
+				t := newTable(w, "WORKER ID", "NAME", "STATUS", "CONNECTED", "LAST SEEN", "CAPABILITIES", "REASON")
 				for _, wk := range ws {
 					t.row(wk.WorkerID, orDash(wk.DisplayName), wk.Status, stamp(wk.ConnectedAt), stamp(wk.LastSeenAt),
-						capabilityList(wk.Capabilities), orDash(wk.OfflineReason))
+						capabilityList(wk.Capabilities), orDash(workerReason(wk)))
 				}
 				t.flush()
 			})
@@ -113,7 +113,7 @@ func workerShow() command {
 				fields(w, "Worker", wk.WorkerID, "Name", orDash(wk.DisplayName), "Status", wk.Status,
 					"Connected", stamp(wk.ConnectedAt), "Last seen", stamp(wk.LastSeenAt),
 					"Capabilities", capabilityList(wk.Capabilities), "Authorized peers", orDash(strings.Join(wk.AuthorizedPeers, ", ")),
-					"Last failure", orDash(wk.OfflineReason))
+					"Reason", orDash(workerReason(wk)))
 				fmt.Fprintln(w)
 				t := newTable(w, "PEER", "KIND", "PEER ID", "ACTIVE", "FETCH", "EVAL", "BUILD", "URL")
 				for _, r := range wk.Registrations {
@@ -124,6 +124,15 @@ func workerShow() command {
 			})
 		}
 	}}
+}
+
+// workerReason is what an operator needs to know about a worker's state: why a live worker
+// is quarantined, or why an offline one went offline.
+func workerReason(wk api.Worker) string {
+	if wk.Quarantined != "" {
+		return "quarantined: " + wk.Quarantined
+	}
+	return wk.OfflineReason
 }
 
 // capabilityList names a live session's enabled capabilities, "-" when offline.

@@ -22,6 +22,10 @@ const Prefix = "/api/v1"
 // workers of closed assignments, offers of startable builds).
 type LiveView interface {
 	LiveWorkers() map[string]LiveWorker
+	// WaitReason says what a startable job of project waits for: which workers are missing
+	// or quarantined, or a free slot. kind is store.JobEval or store.JobBuild; system is a
+	// build's.
+	WaitReason(project string, kind store.JobKind, system string) string
 	Kick()
 	Apply(ctx context.Context, e store.Effects)
 }
@@ -32,6 +36,9 @@ type LiveWorker struct {
 	Authorized   []string // peer IDs the session authenticated for
 	Remote       string   // where the session runs: the worker's ip:port, or the URL the server dialed
 	Capabilities wire.GradientCapabilities
+	// Quarantined is why the worker gets no jobs it registered for, or "": it reported what
+	// its Nix cannot do, or its set-up failed jobs in a row.
+	Quarantined string
 }
 
 // Config is what the API needs.
@@ -173,6 +180,9 @@ func methodNotAllowed(methods []string) http.Handler {
 // noLive stands in for a server without sessions.
 type noLive struct{}
 
-func (noLive) LiveWorkers() map[string]LiveWorker   { return nil }
+func (noLive) LiveWorkers() map[string]LiveWorker { return nil }
+func (noLive) WaitReason(string, store.JobKind, string) string {
+	return "this server runs no job loop"
+}
 func (noLive) Kick()                                {}
 func (noLive) Apply(context.Context, store.Effects) {}

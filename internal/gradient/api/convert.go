@@ -69,6 +69,7 @@ func workerOf(w store.WorkerInfo, live LiveWorker, isLive bool) Worker {
 		out.Status, out.ConnectedAt, out.OfflineReason, out.Remote = WorkerLive, live.ConnectedAt, "", live.Remote
 		out.AuthorizedPeers = nonNil(live.Authorized)
 		out.Capabilities = capabilitiesOf(live.Capabilities)
+		out.Quarantined = live.Quarantined
 	}
 	return out
 }

@@ -173,6 +173,10 @@ type fakeLive struct {
 
 func newFakeLive() *fakeLive { return &fakeLive{workers: map[string]api.LiveWorker{}} }
 
+func (f *fakeLive) WaitReason(project string, kind store.JobKind, system string) string {
+	return "fake: " + project + " " + kind.String() + " " + system
+}
+
 func (f *fakeLive) LiveWorkers() map[string]api.LiveWorker {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -93,9 +93,22 @@ func (a *api) showEvaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, EvaluationDetail{Evaluation: evaluationOf(e),
-		Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf)})
+	d := EvaluationDetail{Evaluation: evaluationOf(e), Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf)}
+	a.explainWaits(&d, e.ProjectID)
+	writeJSON(w, http.StatusOK, d)
 	return nil
+}
+
+// explainWaits fills in what the evaluation and its builds wait for while they are queued.
+func (a *api) explainWaits(d *EvaluationDetail, project string) {
+	if d.Evaluation.StatusCode == int(store.EvalQueued) {
+		d.Evaluation.Waiting = a.live.WaitReason(project, store.JobEval, "")
+	}
+	for i, b := range d.Builds {
+		if b.StatusCode == int(store.BuildQueued) {
+			d.Builds[i].Waiting = a.live.WaitReason(project, store.JobBuild, b.System)
+		}
+	}
 }
 
 func (a *api) showBuild(w http.ResponseWriter, r *http.Request) error {

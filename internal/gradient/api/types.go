@@ -167,6 +167,7 @@ type Worker struct {
 	Capabilities         *Capabilities   `json:"capabilities,omitempty"`
 	ReportedCapabilities json.RawMessage `json:"reported_capabilities,omitempty"`
 	OfflineReason        string          `json:"offline_reason,omitempty"`
+	Quarantined          string          `json:"quarantined,omitempty"`   // live: why it is not given the jobs it registered for
 	Registrations        []Registration  `json:"registrations,omitempty"` // GET /workers/{worker} only
 }
 
@@ -233,6 +234,8 @@ type Evaluation struct {
 	EvalDispatches int       `json:"eval_dispatches"`
 	CreatedAt      time.Time `json:"created_at,omitzero"`
 	UpdatedAt      time.Time `json:"updated_at,omitzero"`
+	// Waiting says what a Queued evaluation waits for (GET /evaluations/{id} only).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // EvaluationList is GET /api/v1/projects/{project}/evaluations, newest first.
@@ -272,6 +275,8 @@ type Build struct {
 	QueuedAt         time.Time `json:"queued_at,omitzero"`
 	DispatchedAt     time.Time `json:"dispatched_at,omitzero"`
 	UpdatedAt        time.Time `json:"updated_at,omitzero"`
+	// Waiting says what a Queued build waits for (in an evaluation's detail only).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // BuildDetail is GET /api/v1/builds/{id}.

@@ -30,6 +30,8 @@ type Counters struct {
 	MessagesIgnored        atomic.Uint64
 	LogBytesDropped        atomic.Uint64
 	WorkersSilent          atomic.Uint64
+	SetupFailures          atomic.Uint64 // jobs workers gave back for their own set-up (Canceled, not draining)
+	WorkersQuarantined     atomic.Uint64
 	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (§4.3)
 	ReauthEnded            atomic.Uint64 // running sessions a reauth round ended (403 deactivated)
 	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (§7.1)
@@ -83,6 +85,8 @@ func (c *Counters) Metrics() []Metric {
 		{"gradient_messages_ignored_total", "Messages a worker session does not serve.", &c.MessagesIgnored},
 		{"gradient_log_bytes_dropped_total", "Build log bytes past the stored limit.", &c.LogBytesDropped},
 		{"gradient_workers_silent_total", "Workers dropped by the liveness pass.", &c.WorkersSilent},
+		{"gradient_worker_setup_failures_total", "Jobs a worker gave back because its own set-up failed; re-queued without an attempt.", &c.SetupFailures},
+		{"gradient_workers_quarantined_total", "Workers quarantined after set-up failures in a row.", &c.WorkersQuarantined},
 		{"gradient_reauths_total", "Reauth rounds that ended in AuthUpdate.", &c.Reauths},
 		{"gradient_reauth_sessions_ended_total", "Running sessions a reauth round ended (worker deactivated).", &c.ReauthEnded},
 		{"gradient_cache_sessions_started_total", "Read-only cache sessions that completed the handshake.", &c.CacheSessions},

@@ -70,7 +70,8 @@ func (w *worker) fillIdle(ctx context.Context, kind wire.JobKind) {
 func (w *worker) query(kind wire.JobKind) (store.CandidateQuery, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.draining || w.idle[kind] == 0 || len(w.grants.projects) == 0 || !w.negotiatedFor(kind) {
+	if w.draining || w.idle[kind] == 0 || len(w.grants.projects) == 0 || !w.negotiatedFor(kind) ||
+		w.srv.quarantine.reason(w.id) != "" {
 		return store.CandidateQuery{}, false
 	}
 	q := store.CandidateQuery{Projects: append([]string(nil), w.grants.projects...), Limit: claimTries}

@@ -72,7 +72,7 @@ func (s *Server) LiveWorkers() map[string]api.LiveWorker {
 		w.mu.Lock()
 		out[w.id] = api.LiveWorker{ConnectedAt: w.connectedAt,
 			Authorized:   append(append([]string(nil), w.grants.projects...), w.grants.directCaches...),
-			Capabilities: w.negotiated, Remote: w.remote}
+			Capabilities: w.negotiated, Remote: w.remote, Quarantined: w.quarantineReason()}
 		w.mu.Unlock()
 	}
 	return out

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -68,7 +69,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 // register registers workerID for the rig's project and returns its token.
 func (r *rig) register(workerID string) string {
 	r.t.Helper()
-	token := "token-of-" + workerID
+	token := tokenOf(workerID)
 	_, err := r.st.CreateRegistration(ctx, store.NewRegistration{PeerID: r.project.ID, WorkerID: workerID,
 		TokenHash: peertoken.SHA256Hex(token), EnableFetch: true, EnableEval: true, EnableBuild: true})
 	if err != nil {
@@ -76,6 +77,8 @@ func (r *rig) register(workerID string) string {
 	}
 	return token
 }
+
+func tokenOf(workerID string) string { return "token-of-" + workerID }
 
 // peer is a worker session dialed into the rig.
 type peer struct {
@@ -86,14 +89,20 @@ type peer struct {
 // connect registers and connects workerID with every capability.
 func (r *rig) connect(workerID string) *peer {
 	r.t.Helper()
-	token := r.register(workerID)
-	c, err := wsconn.DialServer(ctx, r.url, wsconn.DialOptions{})
+	r.register(workerID)
+	return r.handshake(workerID, wire.GradientCapabilities{Fetch: true, Eval: true, Build: true}, nil)
+}
+
+// handshake connects an already registered workerID offering caps, with header on the
+// upgrade request.
+func (r *rig) handshake(workerID string, caps wire.GradientCapabilities, header http.Header) *peer {
+	r.t.Helper()
+	c, err := wsconn.DialServer(ctx, r.url, wsconn.DialOptions{Header: header})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	role, out := session.NewPeer(session.PeerConfig{WorkerID: workerID,
-		Tokens:       session.NewPeerTokens([]wire.PeerToken{{PeerID: r.project.ID, Token: token}}),
-		Capabilities: wire.GradientCapabilities{Fetch: true, Eval: true, Build: true}})
+	role, out := session.NewPeer(session.PeerConfig{WorkerID: workerID, Capabilities: caps,
+		Tokens: session.NewPeerTokens([]wire.PeerToken{{PeerID: r.project.ID, Token: tokenOf(workerID)}})})
 	if _, _, err := handshake.Run(ctx, c, role, out, nil); err != nil {
 		r.t.Fatal(err)
 	}

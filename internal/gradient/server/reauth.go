@@ -184,8 +184,7 @@ func (w *worker) applyAuth(out session.Output) error {
 func (w *worker) endAuth(e session.End) error {
 	w.auth.done = true
 	err := &authEndedError{end: e}
-	var cause error = err
-	w.endedBy.Store(&cause)
+	w.endingBecause(err)
 	ctx, cancel := context.WithTimeout(context.Background(), reauthCloseTimeout)
 	defer cancel()
 	if e.Kind == session.EndRejectSent {

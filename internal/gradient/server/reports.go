@@ -99,6 +99,7 @@ func (w *worker) applyCompleted(ctx context.Context, m *wire.JobCompleted) error
 		return w.stale(m.JobID, m.AssignmentID)
 	}
 	defer w.forget(m.AssignmentID)
+	w.srv.quarantine.jobEnded(w.id)
 	st := w.srv.cfg.Store
 	var eff store.Effects
 	var err error
@@ -128,6 +129,7 @@ func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
 	w.srv.counters.JobsFailed.Add(1)
 	w.log.Info("job failed", "job", job, "kind", m.Kind, "error", m.Error)
 	w.srv.Apply(ctx, eff)
+	w.countFailure(m)
 	return ignoreStale(err, job)
 }
 

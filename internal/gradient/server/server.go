@@ -79,6 +79,7 @@ type Server struct {
 	changes  changeLog      // registration changes by worker ID, for reauth (reauth.go)
 
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
+	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -95,7 +96,7 @@ func New(cfg Config) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, sessions: newRegistry(), cacheFront: newCacheFront(cfg),
 		conns: make(chan struct{}, cfg.MaxConnections), verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
 }
 
 // Recover runs recover_interrupted_work (spec §6.6) in one transaction; call it before the

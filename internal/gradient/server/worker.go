@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/health"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
@@ -27,7 +28,7 @@ type worker struct {
 	cache       *cacheserve.Session
 	ctx         context.Context
 	cancelCause context.CancelCauseFunc // ends the session, saying why
-	endedBy     atomic.Pointer[error]   // why a reauth round is ending the session (set before its close)
+	endedBy     atomic.Pointer[error]   // why the server is ending the session (set before its close)
 	remote      string                  // the worker's ip:port, or the URL the server dialed
 	auth        *sessionAuth            // the handshake role, kept for reauth rounds (reauth.go)
 
@@ -36,12 +37,14 @@ type worker struct {
 	mu         sync.Mutex
 	grants     grants
 	negotiated wire.GradientCapabilities
-	caps       *wire.WorkerCapabilities
-	handed     map[string]store.JobRef // assignment ID -> job, handed out by this session
-	byJob      map[string]string       // job ID -> its open assignment ID
-	subst      map[string]bool         // assignment ID -> BuildOutput said substituted
-	idle       [2]int                  // unanswered RequestJobs, by wire.JobKind
-	draining   bool
+	// unavailable is what the worker said its Nix cannot do, and why (health header).
+	unavailable health.Unavailable
+	caps        *wire.WorkerCapabilities
+	handed      map[string]store.JobRef // assignment ID -> job, handed out by this session
+	byJob       map[string]string       // job ID -> its open assignment ID
+	subst       map[string]bool         // assignment ID -> BuildOutput said substituted
+	idle        [2]int                  // unanswered RequestJobs, by wire.JobKind
+	draining    bool
 }
 
 func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.WorkerIdentity, remote string) *worker {
@@ -50,11 +53,16 @@ func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.
 		ctx: ctx, cancelCause: cancel, handed: map[string]store.JobRef{}, byJob: map[string]string{}, subst: map[string]bool{},
 		log: s.log.With("worker", res.WorkerID), remote: remote}
 	w.grants, w.negotiated = grantsOf(res, id.Facts), res.Capabilities
+	w.unavailable = health.Parse(conn.PeerHeader())
+	s.quarantine.lift(w.id)
 	w.lastSeen.Store(w.connectedAt.UnixNano())
 	w.cache = cacheserve.New(cacheserve.Config{Paths: s.cfg.Store, NARs: s.cfg.NARs, Admission: s.uploads,
 		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id, Counters: &s.cacheCounters})
 	w.log.Info("worker connected", "remote", remote, "authorized", res.Authorized, "failed", len(res.Failed),
 		"capabilities", capsString(res.Capabilities))
+	if len(w.unavailable) > 0 {
+		w.log.Warn("the worker withholds what its Nix cannot do", "unavailable", w.unavailable.String())
+	}
 	return w
 }
 
@@ -81,12 +89,16 @@ func (w *worker) run() {
 	w.end(err)
 }
 
+// endingBecause records why the server is about to close the session. It is set before the
+// close, since whatever the read loop or the cache load sees of the close follows from it.
+func (w *worker) endingBecause(err error) { w.endedBy.Store(&err) }
+
 // end records why the session ended and, unless the server is stopping (recovery handles
 // that at the next start), abandons the worker's open assignments before its slot is freed.
 func (w *worker) end(err error) {
 	s := w.srv
 	if ended := w.endedBy.Load(); ended != nil {
-		err = *ended // a reauth round ended it: whatever the read loop or cache load saw follows from that
+		err = *ended // the server ended it: whatever the read loop or cache load saw follows from that
 	}
 	reason := endReason(err)
 	w.log.Info("worker disconnected", "reason", reason)
@@ -112,7 +124,7 @@ func endReason(err error) string {
 		return "no heartbeat within the liveness timeout"
 	case errors.Is(err, context.Canceled):
 		return "server stopping"
-	case errors.As(err, new(*authEndedError)):
+	case errors.As(err, new(*authEndedError)), errors.As(err, new(*quarantinedError)):
 		return err.Error()
 	}
 	return "connection lost: " + err.Error()
