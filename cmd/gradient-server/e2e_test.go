@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec/nixexectest"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
@@ -25,6 +27,7 @@ type fleet struct {
 	project   api.Project
 	cache     api.Cache
 	workerID  string
+	key       string // the API key (admin commands)
 	token     string
 	peersLine string
 	baseDir   string
@@ -33,7 +36,7 @@ type fleet struct {
 func newFleet(t *testing.T) *fleet {
 	f := &fleet{t: t, flake: nixexectest.NewFlake(t), workerID: newWorkerID(t), baseDir: t.TempDir()}
 	dataDir, addr := t.TempDir(), freeAddr(t)
-	f.api = bootstrap(t, addr, dataDir)
+	f.key, f.api = bootstrapKey(t, addr, dataDir)
 	f.srv = startServer(t, addr, dataDir)
 	var err error
 	if f.cache, err = f.api.CreateCache(bg, api.CreateCacheRequest{Name: "main"}); err != nil {
@@ -88,6 +91,67 @@ func (f *fleet) settled(t *testing.T, id string, within time.Duration) api.Evalu
 	return d
 }
 
+// completed waits for an evaluation to complete. It fails at once when that can no longer
+// happen — the evaluation ended otherwise, or one of its builds failed for good — rather than
+// waiting out the time allowed.
+// The logs of procs are added to a failure's message.
+func (f *fleet) completed(t *testing.T, id string, within time.Duration, procs ...*proc) api.EvaluationDetail {
+	t.Helper()
+	var d api.EvaluationDetail
+	waitFor(t, "evaluation "+id+" to complete", within, func() (bool, string) {
+		var err error
+		if d, err = f.api.Evaluation(bg, id); err != nil {
+			return false, err.Error()
+		}
+		if d.Evaluation.Status == "Completed" {
+			return true, ""
+		}
+		if why := cannotComplete(d); why != "" {
+			t.Fatalf("evaluation %s can no longer complete: %s: %s%s", id, why, summary(d), logsOf(procs))
+		}
+		return false, summary(d)
+	})
+	return d
+}
+
+// logsOf is the logs of procs, each under its name.
+func logsOf(procs []*proc) string {
+	var b strings.Builder
+	for _, p := range procs {
+		fmt.Fprintf(&b, "\n%s:\n%s", p.name, p.log)
+	}
+	return b.String()
+}
+
+// cannotComplete says why an evaluation can no longer complete, or "".
+func cannotComplete(d api.EvaluationDetail) string {
+	if store.EvaluationStatus(d.Evaluation.StatusCode).Terminal() {
+		return "it ended " + d.Evaluation.Status
+	}
+	for _, b := range d.Builds {
+		if s := store.BuildStatus(b.StatusCode); s.Terminal() && !s.Succeeded() {
+			return "build " + filepath.Base(b.DrvPath) + " ended " + b.Status
+		}
+	}
+	return ""
+}
+
+// waitBuildStatus waits until a build has status want (a status it is not yet finished in:
+// Queued or Building), failing at once if it ends instead.
+func (f *fleet) waitBuildStatus(t *testing.T, id, want string, within time.Duration) {
+	t.Helper()
+	waitFor(t, "build "+id+" to be "+want, within, func() (bool, string) {
+		b, err := f.api.Build(bg, id)
+		if err != nil {
+			return false, err.Error()
+		}
+		if store.BuildStatus(b.Build.StatusCode).Terminal() {
+			t.Fatalf("build %s ended %s: it will never be %s", id, b.Build.Status, want)
+		}
+		return b.Build.Status == want, b.Build.Status
+	})
+}
+
 func summary(d api.EvaluationDetail) string {
 	var b strings.Builder
 	b.WriteString(d.Evaluation.Status)
@@ -110,15 +174,6 @@ func buildNamed(t *testing.T, d api.EvaluationDetail, name string) api.Build {
 	}
 	t.Fatalf("no build of %s in %s", name, summary(d))
 	return api.Build{}
-}
-
-// buildStatus polls one build's status.
-func (f *fleet) buildStatus(id string) string {
-	b, err := f.api.Build(bg, id)
-	if err != nil {
-		return err.Error()
-	}
-	return b.Build.Status
 }
 
 // handshakeCode dials the server as a worker would and returns the Reject code (0 when the
@@ -147,8 +202,8 @@ func TestGradientEndToEnd(t *testing.T) {
 	worker := f.startWorker()
 
 	t.Run("a flake is fetched, evaluated and built, outputs cached with verified hashes", func(t *testing.T) {
-		d := f.settled(t, f.evaluate(t), 5*time.Minute)
-		if d.Evaluation.Status != "Completed" || len(d.Builds) != 3 {
+		d := f.completed(t, f.evaluate(t), 5*time.Minute)
+		if len(d.Builds) != 3 {
 			t.Fatalf("evaluation: %s", summary(d))
 		}
 		for _, name := range []string{"a", "b", "c"} {
@@ -217,17 +272,10 @@ func TestGradientEndToEnd(t *testing.T) {
 		f.srv.kill()
 		f.srv = startServer(f.t, f.srv.addr, f.srv.dataDir) // owned by the whole test, not this step
 		f.srv.waitLog(`recovered interrupted work.* builds=1`, 10*time.Second)
-		waitFor(t, "the re-queued build to run again", 2*time.Minute, func() (bool, string) {
-			s := f.buildStatus(b.ID)
-			return s == "Building", s
-		})
+		f.waitBuildStatus(t, b.ID, "Building", 2*time.Minute) // the re-queued build runs again
 		f.flake.OpenGate(t)
-		if d := f.settled(t, gated, 3*time.Minute); d.Evaluation.Status != "Completed" {
-			t.Fatalf("gated evaluation after the restart: %s", summary(d))
-		}
-		if d := f.settled(t, queued, 3*time.Minute); d.Evaluation.Status != "Completed" {
-			t.Fatalf("the evaluation queued before the kill: %s", summary(d))
-		}
+		f.completed(t, gated, 3*time.Minute)  // the gated evaluation, after the restart
+		f.completed(t, queued, 3*time.Minute) // the evaluation queued before the kill
 	})
 
 	t.Run("kill -9 of the worker mid-build: the server re-queues, a restarted worker finishes it", func(t *testing.T) {
@@ -235,19 +283,11 @@ func TestGradientEndToEnd(t *testing.T) {
 		gated := f.evaluate(t, "tests."+f.flake.System+".gated2")
 		b := f.waitBuilding(t, gated, "gated2")
 		worker.kill()
-		waitFor(t, "the server to re-queue the lost worker's build", time.Minute, func() (bool, string) {
-			s := f.buildStatus(b.ID)
-			return s == "Queued", s
-		})
+		f.waitBuildStatus(t, b.ID, "Queued", time.Minute) // the server re-queues the lost worker's build
 		worker = f.startWorker()
-		waitFor(t, "the restarted worker to take the build", 2*time.Minute, func() (bool, string) {
-			s := f.buildStatus(b.ID)
-			return s == "Building", s
-		})
+		f.waitBuildStatus(t, b.ID, "Building", 2*time.Minute) // the restarted worker takes it
 		f.flake.OpenGate(t)
-		if d := f.settled(t, gated, 3*time.Minute); d.Evaluation.Status != "Completed" {
-			t.Fatalf("after the worker restart: %s", summary(d))
-		}
+		f.completed(t, gated, 3*time.Minute) // after the worker restart
 	})
 	worker.stop()
 }
@@ -266,6 +306,9 @@ func (f *fleet) waitBuilding(t *testing.T, evalID, name string) api.Build {
 			if strings.HasSuffix(bu.DrvPath, "-"+name+".drv") {
 				b = bu
 			}
+		}
+		if why := cannotComplete(d); why != "" {
+			t.Fatalf("%s will never be building: %s: %s", name, why, summary(d))
 		}
 		if b.Status != "Building" {
 			return false, summary(d)

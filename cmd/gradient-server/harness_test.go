@@ -193,8 +193,9 @@ func bootstrap(t *testing.T, addr, dataDir string) *apiclient.Client {
 	return c
 }
 
-// workerProc runs gradient-worker with its own base directory and peers file.
-func startWorker(t *testing.T, s *serverProc, id, baseDir, peersLine string) *proc {
+// startWorker runs gradient-worker with its own base directory and peers file, and env added
+// to the test's environment.
+func startWorker(t *testing.T, s *serverProc, id, baseDir, peersLine string, env ...string) *proc {
 	t.Helper()
 	peers := filepath.Join(baseDir, "peers")
 	if err := os.MkdirAll(baseDir, 0o700); err != nil {
@@ -204,7 +205,7 @@ func startWorker(t *testing.T, s *serverProc, id, baseDir, peersLine string) *pr
 		t.Fatal(err)
 	}
 	cmd := exec.Command(workerBin, "--server="+s.protoURL(), "--base-dir="+baseDir, "--peers-file="+peers, "--log-level=debug")
-	cmd.Env = append(os.Environ(), "GRADIENT_WORKER_ID="+id)
+	cmd.Env = append(append(os.Environ(), "GRADIENT_WORKER_ID="+id), env...)
 	return startProc(t, "gradient-worker", cmd)
 }
 

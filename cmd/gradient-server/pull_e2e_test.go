@@ -170,10 +170,7 @@ func TestNarPullBetweenWorkers(t *testing.T) {
 
 	var producer api.Build
 	t.Run("B pulls A's output through the cache and builds on it", func(t *testing.T) {
-		d := f.settled(t, evalID, 5*time.Minute)
-		if d.Evaluation.Status != "Completed" {
-			t.Fatalf("evaluation: %s\nA:\n%s\nB:\n%s", summary(d), workerA.log, workerB.log)
-		}
+		d := f.completed(t, evalID, 5*time.Minute, workerA, workerB)
 		producer = buildNamed(t, d, "producer")
 		consumer := buildNamed(t, d, "consumer")
 		if got := f.attemptWorkers(t, producer.ID); len(got) != 1 || got[0] != idA {
@@ -215,10 +212,7 @@ func TestNarPullBetweenWorkers(t *testing.T) {
 		})
 		configC, rootC := ownStore(t, "gradient-pull-c")
 		workerC, idC := f.startNixWorker(t, "c", configC)
-		d := f.settled(t, eval2, 5*time.Minute)
-		if d.Evaluation.Status != "Completed" {
-			t.Fatalf("evaluation: %s\nA:\n%s\nC:\n%s\nserver:\n%s", summary(d), workerA.log, workerC.log, f.srv.log)
-		}
+		d := f.completed(t, eval2, 5*time.Minute, workerA, workerC, f.srv.proc)
 		f.srv.waitLog(`stored NAR does not match its recorded file hash`, 10*time.Second)
 		workerC.waitLog(`NAR pull failed, retrying.*corrupt`, 10*time.Second)
 		workerC.waitLog(`job failed.*kind=InputsUnavailable`, 10*time.Second)
