@@ -30,9 +30,9 @@ type Counters struct {
 	MessagesIgnored        atomic.Uint64
 	LogBytesDropped        atomic.Uint64
 	WorkersSilent          atomic.Uint64
-	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (§4.3)
+	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (gradient-protocol §4.3)
 	ReauthEnded            atomic.Uint64 // running sessions a reauth round ended (403 deactivated)
-	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (§7.1)
+	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (gradient-protocol §7.1)
 	CacheSessionsRefusedIP atomic.Uint64 // cache upgrades refused 503: the IP has 32 anonymous sessions
 	CacheMessagesRefused   atomic.Uint64 // messages a cache session answered Reject 403
 }
