@@ -59,7 +59,9 @@ type Config struct {
 	RetryDelay time.Duration
 }
 
-// Default durations (gradient-server §6.1, gradient-protocol §7.2, gradient-protocol §7.4).
+// Default durations: the heartbeat (gradient-server §6.1), the peers-file poll
+// (gradient-protocol §4.3), the stop grace (gradient-server §6.6), the cache reply wait
+// (gradient-protocol §7.2) and the pull bound (gradient-protocol §7.4).
 const (
 	DefaultMetricsInterval   = 10 * time.Second
 	DefaultPeersPollInterval = 2 * time.Second
