@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pace-cc against ccache and plain gcc on real projects, all in this one run (issue 3's goals):
+# pace-cc against ccache and plain gcc on real projects, all in this one run:
 #   Redis 7.0.15 and LevelDB 1.23 built plain, with ccache cold/warm, with pace-cc cold/warm
 #   (direct mode on, against a pace-kv on loopback); LevelDB again in a second build directory
 #   with roots set; and single-file hit latency of pace-cc vs ccache under hyperfine.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pace-node dispatch against issue 4's goals, all on loopback in this one run:
+# pace-node dispatch against its performance goals, all on loopback in this one run:
 #   1. LEASE+RELEASE round trips per second against one pace-node from CONNS (16) concurrent
 #      clients (bench/leaseload), goal >= 20,000/s. Two modes: persistent connections (one for
 #      LEASE, one for RELEASE per client: the scheduler's own rate) and a fresh TCP connection

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gradient against the goals of issues 6 and 7, on loopback, against the real server
+# gradient against its performance goals, on loopback, against the real server
 # (internal/gradient/server: SQLite store, NAR storage on disk, workers passing the real
 # handshake over a real websocket):
 #   1. Job assignment: RequestJob -> AssignJob p50/p99 with >= 1,000 builds queued throughout,

@@ -5,7 +5,7 @@
 # The machine is a root file system of its own, not this host's: a debootstrap'd bookworm (minbase, plus gcc, make, git
 # and ca-certificates, which a new machine of our kind has), with this host's Go copied in as
 # /usr/local/go, its Go settings (GOENV) and the host's extra TLS roots. So nothing this host has — packages someone installed,
-# /etc/nix, a nixbld group, a Nix store, Go's module and build caches, ../shared — can hide a
+# /etc/nix, a nixbld group, a Nix store, Go's module and build caches, files beside the clone — can hide a
 # missing step: every package the targets need comes from scripts/deps.sh, and the Nix store starts
 # empty. It runs in its own mount and PID namespaces (`unshare`, the new machine as the namespace's
 # root), so its mounts and processes end with it, and it talks to the network only for Debian's packages and Go's module proxy.

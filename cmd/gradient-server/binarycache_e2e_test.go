@@ -20,7 +20,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// TestNixSubstitutesFromTheServer runs issue 7's cache cases against real processes: a
+// TestNixSubstitutesFromTheServer runs the cache cases against real processes: a
 // worker builds the test flake and uploads its outputs, then plain Nix copies them from the
 // server's HTTP binary cache into a fresh store (verified under the cache's public key,
 // refused under another), a read-only cache session queries and pulls them, and a NAR

@@ -16,12 +16,12 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 )
 
-// TestServerDialedWorkerEndToEnd runs the server-dialed mode of issue 7 with real processes
-// and real Nix: a worker listening with --listen is registered with its URL through
-// `gradient-server admin worker register --url`; while its accepted server tokens file holds
-// another token's hash it refuses the server 401 and the server keeps that as the worker's
-// offline reason; once the file holds the right hash the server's next dial is accepted and
-// the worker builds the flake.
+// TestServerDialedWorkerEndToEnd runs the server-dialed mode (gradient-protocol §4.1) with
+// real processes and real Nix: a worker listening with --listen is registered with its URL
+// through `gradient-server admin worker register --url`; while its accepted server tokens
+// file holds another token's hash it refuses the server 401 and the server keeps that as the
+// worker's offline reason; once the file holds the right hash the server's next dial is
+// accepted and the worker builds the flake.
 func TestServerDialedWorkerEndToEnd(t *testing.T) {
 	flake := nixexectest.NewFlake(t)
 	dataDir, addr := t.TempDir(), freeAddr(t)

@@ -196,7 +196,8 @@ func handshakeCode(t *testing.T, url, workerID string, tokens ...wire.PeerToken)
 }
 
 // TestGradientEndToEnd runs gradient-server and gradient-worker as real processes over a
-// real git repository and real Nix, through the cases of issue 6 in order.
+// real git repository and real Nix, through the whole job loop in order: a build, timeouts,
+// handshake refusals, and kill -9 of either side (gradient-server §6).
 func TestGradientEndToEnd(t *testing.T) {
 	f := newFleet(t)
 	worker := f.startWorker()

@@ -11,8 +11,8 @@
 // `gradient-server admin …` runs the administration commands (bootstrap, projects, caches,
 // worker registrations, evaluations, logs); see `gradient-server admin help`.
 //
-// At start, before the first session, interrupted work is recovered (spec §6.6). SIGTERM or
-// SIGINT sends every worker Draining, closes every session at once and exits 0.
+// At start, before the first session, interrupted work is recovered (gradient-server §6.6).
+// SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main
 
 import (

@@ -144,12 +144,13 @@ func outputOf(t *testing.T, drv string) string {
 	return outs[0]
 }
 
-// TestNarPullBetweenWorkers (issue 7): the derivation built by worker A is an input of one
-// built by worker B, whose Nix store is its own, so B must pull it through the cache and
-// import it before building. Then the producer's object is corrupted on the server's disk:
-// a third worker with its own store is refused the bytes (NarAbort, then NarUnavailable),
-// never imports them, fails InputsUnavailable, and the server has the producer re-run and
-// re-uploaded, after which the third worker's build succeeds on good bytes.
+// TestNarPullBetweenWorkers (gradient-protocol §7.4): the derivation built by worker A is an
+// input of one built by worker B, whose Nix store is its own, so B must pull it through the
+// cache and import it before building. Then the producer's object is corrupted on the
+// server's disk: a third worker with its own store is refused the bytes (NarAbort, then
+// NarUnavailable), never imports them, fails InputsUnavailable, and the server has the
+// producer re-run and re-uploaded, after which the third worker's build succeeds on good
+// bytes.
 func TestNarPullBetweenWorkers(t *testing.T) {
 	f := newPullFleet(t)
 	sys := f.flake.System

@@ -12,9 +12,9 @@ import (
 )
 
 // These run gradient-server and gradient-worker as real processes over real Nix, for the
-// reauth and team-worker cases of issue 7 (spec §4.2, §4.3). "Same connection" is asserted
-// three ways: the server reports the session's remote ip:port and connect time unchanged,
-// and the worker logged exactly one running session.
+// reauth and team-worker cases (gradient-protocol §4.2, gradient-protocol §4.3).
+// "Same connection" is asserted three ways: the server reports the session's remote ip:port
+// and connect time unchanged, and the worker logged exactly one running session.
 
 // liveFor is the worker as a project's worker list shows it once it is live for that
 // project (its session authenticated for it).

@@ -1,12 +1,12 @@
-// Command gradient-worker is gradient's Nix CI worker: it dials the server's /proto, proves
-// itself with the tokens of its peers file, and runs flake evaluations and builds with the
-// local nix. With --listen it is discoverable instead (spec §4.1 as_dialed): it waits on
-// /proto for the server to dial it, accepts a server whose tokens match
-// --accepted-server-tokens-file (`peer_id:hash` lines, argon2id PHC or SHA-256 hex, `*` for
-// any peer; without the file every server is accepted, with a warning), and runs the same
-// job loop. `--listen` alone listens on 127.0.0.1:3100; `--listen=HOST:PORT` picks the
-// address (write it with `=`: like a boolean flag, --listen takes no separate argument). SIGTERM or SIGINT stops it the way spec §6.6 describes (Draining, running jobs
-// reported Canceled, at most 5 s for those reports).
+// Command gradient-worker is gradient's Nix CI worker: it dials the server's /proto, proves itself
+// with the tokens of its peers file, and runs flake evaluations and builds with the local nix. With
+// --listen it is discoverable instead (gradient-protocol §4.1 as_dialed): it waits on /proto for
+// the server to dial it, accepts a server whose tokens match --accepted-server-tokens-file
+// (`peer_id:hash` lines, argon2id PHC or SHA-256 hex, `*` for any peer; without the file every
+// server is accepted, with a warning), and runs the same job loop. `--listen` alone listens on
+// 127.0.0.1:3100; `--listen=HOST:PORT` picks the address (write it with `=`: like a boolean flag,
+// --listen takes no separate argument). SIGTERM or SIGINT stops it the way gradient-server §6.6
+// describes (Draining, running jobs reported Canceled, at most 5 s for those reports).
 //
 // Environment: GRADIENT_WORKER_ID overrides the worker ID kept in <base-dir>/worker-id;
 // GRADIENT_WORKER_PEERS_FILE is the default of --peers-file;
@@ -121,7 +121,7 @@ func checkMode(cfg worker.Config) error {
 }
 
 // listenFlag is --listen: given alone it takes the default address, like a boolean flag
-// (spec §1.1: discoverable mode listens on 127.0.0.1:3100 unless told otherwise).
+// (gradient-protocol §1.1: discoverable mode listens on 127.0.0.1:3100 unless told otherwise).
 type listenFlag string
 
 func (l *listenFlag) String() string { return string(*l) }

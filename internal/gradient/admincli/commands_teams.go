@@ -9,8 +9,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 )
 
-// Team commands (spec §4.2): a team worker is registered once on a team and serves every
-// project that grants the team; granting a team reaches connected team workers at once.
+// Team commands (gradient-protocol §4.2): a team worker is registered once on a team and
+// serves every project that grants the team; granting a team reaches connected team
+// workers at once.
 
 func teamCommands() []command {
 	return []command{teamCreate(), teamList(), teamShow(), teamRegister(), teamEnable(false), teamEnable(true),

@@ -11,9 +11,9 @@ import (
 
 const teamWorkerID = "0190b000-0000-7000-8000-00000000000b"
 
-// The team workflow of spec §4.2 from the command line: create a team, register a worker on
-// it (the token printed once, under the team ID), grant the team to a project, see the
-// worker in the project's list, disable it.
+// The team workflow of gradient-protocol §4.2 from the command line: create a team,
+// register a worker on it (the token printed once, under the team ID), grant the team to a
+// project, see the worker in the project's list, disable it.
 func TestTeamWorkflow(t *testing.T) {
 	c := bootstrapped(t)
 	c.ok("project", "create", "hello", "--repo-url", "https://example.invalid/hello.git", "--wildcard", "packages.*.*")

@@ -3,11 +3,11 @@
 //
 // # Authentication
 //
-// Every request carries an API key, `Authorization: GRAD<key>` or `Authorization: Bearer
-// GRAD<key>` (spec §7.1). The server hashes the part after GRAD (SHA-256 hex) and looks the
-// hash up; a missing, malformed, unknown or revoked key is 401. A key pinned to a cache may
-// only read that cache (GET /caches, GET /caches/{cache}); anything else is 403. Keys and
-// tokens appear in exactly two answers, the ones that create them, and never in logs.
+// Every request carries an API key, `Authorization: GRAD<key>` or `Authorization: Bearer GRAD<key>`
+// (gradient-protocol §7.1). The server hashes the part after GRAD (SHA-256 hex) and looks the hash
+// up; a missing, malformed, unknown or revoked key is 401. A key pinned to a cache may only read
+// that cache (GET /caches, GET /caches/{cache}); anything else is 403. Keys and tokens appear in
+// exactly two answers, the ones that create them, and never in logs.
 //
 // # Routes
 //
@@ -54,13 +54,12 @@
 // a request is 501. Starting an evaluation calls LiveView.Kick so the dispatcher offers it;
 // an abort hands the store's Effects to LiveView.Apply so running jobs get AbortJob.
 //
-// A team worker (spec §4.2) is registered once on a team and answers its challenge with
-// `<team id>:<token>`; it serves every project that grants the team. A worker ID belongs to
-// registrations or to one team worker, never both (409 worker_id_taken). A LiveView that
-// implements RegistrationWatcher hears of every registration, team worker, grant and cache
-// subscription change that may concern a worker, so a connected worker reauthenticates
-// (§4.3). A project's worker list shows a worker live only when its session authenticated
-// for that project.
+// A team worker (gradient-protocol §4.2) is registered once on a team and answers its challenge
+// with `<team id>:<token>`; it serves every project that grants the team. A worker ID belongs to
+// registrations or to one team worker, never both (409 worker_id_taken). A LiveView that implements
+// RegistrationWatcher hears of every registration, team worker, grant and cache subscription change
+// that may concern a worker, so a connected worker reauthenticates (gradient-protocol §4.3). A
+// project's worker list shows a worker live only when its session authenticated for that project.
 //
 // The build log defaults to the latest attempt, from offset 0, at most 1 MiB per answer (8
 // MiB at most); the headers X-Gradient-Attempt, X-Gradient-Log-Size and

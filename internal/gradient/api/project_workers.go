@@ -9,12 +9,12 @@ import (
 )
 
 // notForProject is a connected worker's offline reason in a project's worker list when its
-// session did not authenticate for the project (spec §4.3).
+// session did not authenticate for the project (gradient-protocol §4.3).
 const notForProject = "connected, but not authenticated for this project"
 
 // listProjectWorkers lists the workers that may serve a project — registered for it, or
 // team workers of a team it grants — live only when their session authenticated for the
-// project (spec §4.3).
+// project (gradient-protocol §4.3).
 func (a *api) listProjectWorkers(w http.ResponseWriter, r *http.Request) error {
 	p, err := a.resolveProject(r.Context(), r.PathValue("project"))
 	if err != nil {

@@ -12,10 +12,10 @@ import (
 )
 
 // RegistrationWatcher is implemented by a LiveView that acts on registration changes: a new
-// registration or cache subscription makes a connected worker reauthenticate (spec §4.3),
-// and deactivating its last registration ends its session with 403. The API calls it after
-// every change that may concern workerID; a LiveView without it learns of changes at the
-// worker's next connect.
+// registration or cache subscription makes a connected worker reauthenticate
+// (gradient-protocol §4.3), and deactivating its last registration ends its session with
+// 403. The API calls it after every change that may concern workerID; a LiveView without it
+// learns of changes at the worker's next connect.
 type RegistrationWatcher interface {
 	RegistrationChanged(workerID string)
 }
@@ -23,7 +23,7 @@ type RegistrationWatcher interface {
 // peer is the registering side of a registration request: a project or a cache.
 type peer struct {
 	id, name, kind string
-	needsCache     bool // a project without a cache subscription is refused with 495 (§4.4)
+	needsCache     bool // a project without a cache subscription is refused with 495 (gradient-protocol §4.4)
 }
 
 func (a *api) projectPeer(r *http.Request) (peer, error) {
@@ -222,7 +222,7 @@ func orTrue(b *bool) bool { return b == nil || *b }
 
 // projectWorkersChanged tells a watching LiveView about every worker that may serve the
 // project (its registrations and its granted teams' workers): a cache subscription changes
-// what their sessions may do (§4.3, §4.4 step 4).
+// what their sessions may do (gradient-protocol §4.3, gradient-protocol §4.4 step 4).
 func (a *api) projectWorkersChanged(ctx context.Context, projectID string) error {
 	if _, ok := a.live.(RegistrationWatcher); !ok {
 		return nil

@@ -10,10 +10,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// Teams (spec §4.2): a team worker is registered once on a team, and every project that
-// grants the team's workers can use it. Granting a team, enabling a team worker or
-// registering one tells a watching LiveView, so a connected worker reauthenticates (§4.3)
-// and a project granting the team later joins its running session.
+// Teams (gradient-protocol §4.2): a team worker is registered once on a team, and every
+// project that grants the team's workers can use it. Granting a team, enabling a team worker
+// or registering one tells a watching LiveView, so a connected worker reauthenticates
+// (gradient-protocol §4.3) and a project granting the team later joins its running session.
 
 func (a *api) createTeam(w http.ResponseWriter, r *http.Request) error {
 	var req CreateTeamRequest
@@ -168,7 +168,7 @@ func (a *api) teamWarnings(ctx context.Context, t store.Team) ([]string, error) 
 }
 
 // setTeamWorkerEnabled turns a team worker on or off; turning it off ends its live session
-// with 403 "worker is deactivated" (§4.3).
+// with 403 "worker is deactivated" (gradient-protocol §4.3).
 func (a *api) setTeamWorkerEnabled(w http.ResponseWriter, r *http.Request) error {
 	t, err := a.resolveTeam(r.Context(), r.PathValue("team"))
 	if err != nil {
@@ -205,7 +205,7 @@ func (a *api) teamWorker(ctx context.Context, t store.Team, workerID string) (st
 }
 
 // grantTeam lets a project use a team's workers; connected team workers reauthenticate and
-// take the project's jobs on their running sessions (§4.2).
+// take the project's jobs on their running sessions (gradient-protocol §4.2).
 func (a *api) grantTeam(w http.ResponseWriter, r *http.Request) error {
 	p, t, err := a.projectAndTeam(r)
 	if err != nil {
@@ -222,7 +222,7 @@ func (a *api) grantTeam(w http.ResponseWriter, r *http.Request) error {
 }
 
 // revokeTeam withdraws a project's grant. Running sessions keep what they were granted (reauth
-// never revokes, §4.3); the next handshake no longer includes the project.
+// never revokes, gradient-protocol §4.3); the next handshake no longer includes the project.
 func (a *api) revokeTeam(w http.ResponseWriter, r *http.Request) error {
 	p, t, err := a.projectAndTeam(r)
 	if err != nil {

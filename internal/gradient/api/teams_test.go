@@ -10,8 +10,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
 )
 
-// §4.2: a team worker is registered once on a team; its token is shown once, only its hash is
-// stored, and its peers file line names the team, which is what the challenge names.
+// gradient-protocol §4.2: a team worker is registered once on a team; its token is shown
+// once, only its hash is stored, and its peers file line names the team, which is what the
+// challenge names.
 func TestRegisterTeamWorkerShowsTheTokenOnceUnderTheTeamID(t *testing.T) {
 	h := newHarness(t)
 	team := got(h.admin.CreateTeam(h.ctx, "ops")).must(t)
@@ -45,7 +46,8 @@ func TestRegisterTeamWorkerShowsTheTokenOnceUnderTheTeamID(t *testing.T) {
 	}
 }
 
-// §4.2: a worker ID belongs to registrations or to one team worker, never both.
+// gradient-protocol §4.2: a worker ID belongs to registrations or to one team worker, never
+// both.
 func TestAWorkerIDIsARegistrationsOrATeamWorkersNeverBoth(t *testing.T) {
 	h := newHarness(t)
 	got(h.admin.CreateProject(h.ctx, projectReq("proj"))).must(t)
@@ -109,8 +111,9 @@ func TestDisablingATeamWorker(t *testing.T) {
 	h.expectRefusal("PATCH", "/api/v1/teams/ops/workers/"+workerA, `{}`, http.StatusBadRequest, api.CodeBadRequest)
 }
 
-// §4.3: a project's worker list shows a worker live only when its session authenticated for
-// that project; registered workers and the granted team's workers are listed.
+// gradient-protocol §4.3: a project's worker list shows a worker live only when its session
+// authenticated for that project; registered workers and the granted team's workers are
+// listed.
 func TestAProjectsWorkerListIsLiveOnlyForItsOwnAuthentication(t *testing.T) {
 	h := newHarness(t)
 	a := got(h.admin.CreateProject(h.ctx, projectReq("a"))).must(t)

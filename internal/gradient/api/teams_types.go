@@ -7,7 +7,7 @@ type CreateTeamRequest struct {
 	Name string `json:"name"`
 }
 
-// Team is a team (spec §4.2): its workers and the projects that grant them.
+// Team is a team (gradient-protocol §4.2): its workers and the projects that grant them.
 type Team struct {
 	ID        string       `json:"id"`
 	Name      string       `json:"name"`

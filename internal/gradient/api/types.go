@@ -171,7 +171,7 @@ type Worker struct {
 	Registrations        []Registration  `json:"registrations,omitempty"` // GET /workers/{worker} only
 }
 
-// Capabilities are a live session's negotiated capabilities (spec §5).
+// Capabilities are a live session's negotiated capabilities (gradient-protocol §5).
 type Capabilities struct {
 	Core     bool `json:"core"`
 	Federate bool `json:"federate"`
@@ -221,7 +221,8 @@ type StartEvaluationRequest struct {
 	Wildcards []string `json:"wildcards,omitempty"`
 }
 
-// Evaluation is an evaluation; Status is the spec §9 name, StatusCode its pinned number.
+// Evaluation is an evaluation; Status is the gradient-server §9 name, StatusCode its pinned
+// number.
 type Evaluation struct {
 	ID             string    `json:"id"`
 	ProjectID      string    `json:"project_id"`

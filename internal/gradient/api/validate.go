@@ -65,8 +65,8 @@ func checkBranch(s string) error {
 	return nil
 }
 
-// checkWildcards parses the patterns the worker will evaluate (spec §6.2), so a bad pattern
-// fails here rather than in an evaluation.
+// checkWildcards parses the patterns the worker will evaluate (gradient-server §6.2), so a
+// bad pattern fails here rather than in an evaluation.
 func checkWildcards(ws []string) error {
 	if len(ws) > maxWildcards {
 		return badRequest("at most %d wildcards", maxWildcards)

@@ -1,7 +1,7 @@
 // Package binarycache serves a gradient cache to Nix itself, as an HTTP binary cache under
-// /cache/{cache}/ (spec §7): nix-cache-info, {hash}.narinfo and nar/{file_hash}.nar.zst,
-// so that `nix copy --from` and `--substituters` fetch what gradient built and verify it
-// against the cache's public key.
+// /cache/{cache}/ (gradient-protocol §7): nix-cache-info, {hash}.narinfo and
+// nar/{file_hash}.nar.zst, so that `nix copy --from` and `--substituters` fetch what
+// gradient built and verify it against the cache's public key.
 //
 // # Keys and signatures
 //

@@ -110,7 +110,7 @@ func (h *Handler) serveNarInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 // lookupFailed answers a failed row lookup: 404 for a miss, 500 for a store failure (never
-// a false miss, spec §7.2).
+// a false miss, gradient-protocol §7.2).
 func (h *Handler) lookupFailed(w http.ResponseWriter, r *http.Request, err error) bool {
 	switch {
 	case err == nil:

@@ -15,7 +15,8 @@ import (
 // StoreDir is the Nix store gradient's workers build into, announced in nix-cache-info.
 const StoreDir = "/nix/store"
 
-// Compression is how every stored NAR is compressed (spec §7.3: zstd, never recompressed).
+// Compression is how every stored NAR is compressed (gradient-protocol §7.3: zstd, never
+// recompressed).
 const Compression = "zstd"
 
 // ErrBadRow: a cached_path row cannot be written as a narinfo (an unreadable hash, a

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// AdmissionConfig holds the upload limits of spec §7.3. Zero fields take the defaults.
+// AdmissionConfig holds the upload limits of gradient-protocol §7.3. Zero fields take the
+// defaults.
 type AdmissionConfig struct {
 	LargeSlots int           // upload.concurrency: uploads over SmallMax at once (8)
 	SmallSlots int           // small uploads at once (128)

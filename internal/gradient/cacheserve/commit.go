@@ -89,9 +89,9 @@ func (s *Session) parseMetadata(u *upload, md wire.UploadMetadata) (narstore.Exp
 	return want, row, nil
 }
 
-// commit verifies and installs the bytes, then records the path (§7.3: never the other
-// way round), then frees the admission (so a retry the answer prompts is admitted) and
-// answers.
+// commit verifies and installs the bytes, then records the path (gradient-protocol §7.3:
+// never the other way round), then frees the admission (so a retry the answer prompts is
+// admitted) and answers.
 func (s *Session) commit(u *upload, want narstore.Expect, row store.CachedPath) {
 	outcome := s.install(u, want, row)
 	u.lease.Release()

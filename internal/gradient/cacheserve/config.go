@@ -10,7 +10,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Limits of spec §1.3, §7.2 and §7.4.
+// Limits of gradient-protocol §1.3, gradient-protocol §7.2 and gradient-protocol §7.4.
 const (
 	// MaxQueryPaths is CACHE_QUERY_MAX_PATHS.
 	MaxQueryPaths = 1000
@@ -24,8 +24,8 @@ const (
 	// maxQueuedServes bounds the NAR paths waiting for a serve slot on one session; past it
 	// a request is answered NarAbort (retryable).
 	maxQueuedServes = 4096
-	// maxConcurrentQueries: a worker keeps at most 4 queries in flight (§7.2); a fifth waits
-	// in Handle, which holds back the read loop.
+	// maxConcurrentQueries: a worker keeps at most 4 queries in flight
+	// (gradient-protocol §7.2); a fifth waits in Handle, which holds back the read loop.
 	maxConcurrentQueries = 4
 	// maxOpenUploads bounds one session's upload table (the worker has 16 large and 128
 	// small slots).
@@ -33,7 +33,7 @@ const (
 	// DefaultMaxNarSize refuses declared NARs larger than this outright.
 	DefaultMaxNarSize = 64 << 30
 	// storeCallTimeout bounds the store calls other than queries (grant lookups, records,
-	// demotions), and the storage-open limit of §7.4.
+	// demotions), and the storage-open limit of gradient-protocol §7.4.
 	storeCallTimeout = 60 * time.Second
 )
 

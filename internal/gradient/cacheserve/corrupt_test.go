@@ -27,10 +27,10 @@ func (e *env) flipByte(p string, at int64) {
 	check(e.t, err)
 }
 
-// §7.4 and issue 7: an object damaged on disk (same size, other bytes) is never served as
-// good. Its stream ends in NarAbort where the final chunk would be, the row is demoted, and
-// the next request of the path is answered NarUnavailable. A resume hashes the prefix it
-// skips, so damage before the resume point is caught too.
+// gradient-protocol §7.4: an object damaged on disk (same size, other bytes) is
+// never served as good. Its stream ends in NarAbort where the final chunk would be, the row
+// is demoted, and the next request of the path is answered NarUnavailable. A resume hashes
+// the prefix it skips, so damage before the resume point is caught too.
 func TestCorruptStoredNARIsNeverServedAsGood(t *testing.T) {
 	obj := narstoretest.Make(narstoretest.NAR(6<<20, 21))
 	tiny := narstoretest.Make(narstoretest.NAR(300, 22))

@@ -1,8 +1,8 @@
-// Package cacheserve is the server side of cache traffic on one session (spec §7): the
-// CacheQuery answers, the v30 upload flow into local NAR storage, and NAR pulls. A worker
-// session on /proto hands it every cache message, scoped to the caches of the projects the
-// worker authenticated for; a read-only /cache/{cache}/proto session scopes it to one cache
-// and may only query and pull.
+// Package cacheserve is the server side of cache traffic on one session
+// (gradient-protocol §7): the CacheQuery answers, the v30 upload flow into local NAR
+// storage, and NAR pulls. A worker session on /proto hands it every cache message, scoped
+// to the caches of the projects the worker authenticated for; a read-only
+// /cache/{cache}/proto session scopes it to one cache and may only query and pull.
 //
 // The session owner reads frames and calls Handle for each message; Handle returns at once
 // for the slow work: queries (answered within 45 s, CacheError on a store failure or a
@@ -21,7 +21,7 @@
 //
 // Admission is server-wide and shared by every session: 8 large uploads (declared size over
 // 1 MiB), 128 small ones, an 8 GiB budget charged by declared size, one upload per store
-// path at a time (a second one is granted Skip, §7.3), and a lease that expires after 300 s
-// without progress. Counters, also shared, count every answer and refusal under the names
-// Samples lists.
+// path at a time (a second one is granted Skip, gradient-protocol §7.3), and a lease that
+// expires after 300 s without progress. Counters, also shared, count every answer and
+// refusal under the names Samples lists.
 package cacheserve

@@ -5,7 +5,7 @@ import "errors"
 var (
 	// ErrForbidden: the message is not allowed on this session (an upload or a Push query
 	// on a read-only cache session). The caller answers Reject 403 and keeps the session
-	// (spec §7.1).
+	// (gradient-protocol §7.1).
 	ErrForbidden = errors.New("cacheserve: not allowed on a read-only cache session")
 	// ErrClosed: the session was closed.
 	ErrClosed = errors.New("cacheserve: session closed")

@@ -14,8 +14,8 @@ import (
 // defaultStoreDir prefixes references when a query names a path in reference form.
 const defaultStoreDir = "/nix/store"
 
-// query answers a CacheQuery (§7.2) on a session goroutine; the checks that need no store
-// are answered at once.
+// query answers a CacheQuery (gradient-protocol §7.2) on a session goroutine; the checks
+// that need no store are answered at once.
 func (s *Session) query(ctx context.Context, q *wire.CacheQuery) error {
 	s.cfg.Counters.Queries.Add(1)
 	switch {

@@ -40,8 +40,9 @@ func (f *faultyPaths) PutCachedPath(ctx context.Context, p store.CachedPath, cac
 	return f.Paths.PutCachedPath(ctx, p, caches)
 }
 
-// Spec §7.2: Normal lists only cached paths, Pull lists every path with full metadata for
-// the cached ones, Push lists every path with cached only; all through the session's caches.
+// gradient-protocol §7.2: Normal lists only cached paths, Pull lists every path with full
+// metadata for the cached ones, Push lists every path with cached only; all through the
+// session's caches.
 func TestCacheQueryModes(t *testing.T) {
 	e := newEnv(t)
 	obj := narstoretest.Make(narstoretest.NAR(64<<10, 1))

@@ -120,12 +120,12 @@ func (s *Session) serveOne(it serveItem) {
 	s.stream(ctx, it)
 }
 
-// stream answers one path (§7.4): NarUnavailable when it is not in the readable caches or
-// its object is gone or of the wrong size (the row is demoted), NarAbort on a storage error,
-// else the header and the chunks. Bytes that do not hash to the row's file_hash end in
-// NarAbort instead of the final chunk, and the row is demoted: the worker's retry then finds
-// the path uncached (NarUnavailable, so InputsUnavailable), and the server resets the build
-// that produced it, whose upload replaces the object.
+// stream answers one path (gradient-protocol §7.4): NarUnavailable when it is not in the
+// readable caches or its object is gone or of the wrong size (the row is demoted), NarAbort
+// on a storage error, else the header and the chunks. Bytes that do not hash to the row's
+// file_hash end in NarAbort instead of the final chunk, and the row is demoted: the worker's
+// retry then finds the path uncached (NarUnavailable, so InputsUnavailable), and the server
+// resets the build that produced it, whose upload replaces the object.
 func (s *Session) stream(ctx context.Context, it serveItem) {
 	c := s.cfg.Counters
 	hash, err := store.StoreHash(it.key.path)

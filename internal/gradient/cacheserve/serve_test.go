@@ -51,9 +51,9 @@ func collect(t *testing.T, rec *recorder, paths ...string) map[string]*pulled {
 	return out
 }
 
-// §7.4: a header with the compressed size and token "len-<size>", then 512 KiB chunks
-// with offsets, the last one final; NarUnavailable for what the session may not read or
-// the server does not hold (and the stale row is demoted).
+// gradient-protocol §7.4: a header with the compressed size and token "len-<size>", then
+// 512 KiB chunks with offsets, the last one final; NarUnavailable for what the session may
+// not read or the server does not hold (and the stale row is demoted).
 func TestNarRequestStreamsOrRefusesEachPath(t *testing.T) {
 	e := newEnv(t)
 	obj := narstoretest.Make(narstoretest.NAR(8<<20, 12))
@@ -92,8 +92,8 @@ func TestNarRequestStreamsOrRefusesEachPath(t *testing.T) {
 	}
 }
 
-// §7.4: a resume with the current token continues from received_bytes; a stale token or an
-// offset past the end restarts from 0.
+// gradient-protocol §7.4: a resume with the current token continues from received_bytes; a
+// stale token or an offset past the end restarts from 0.
 func TestNarRequestResume(t *testing.T) {
 	e := newEnv(t)
 	obj := narstoretest.Make(narstoretest.NAR(4<<20, 13))

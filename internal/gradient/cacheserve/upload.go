@@ -29,7 +29,7 @@ type upload struct {
 }
 
 // finish is an UploadFinished waiting for its chunks: the control lane overtakes the bulk
-// lane (§1.5), so it often arrives before the last chunks.
+// lane (gradient-protocol §1.5), so it often arrives before the last chunks.
 type finish struct {
 	want narstore.Expect
 	row  store.CachedPath
@@ -54,12 +54,12 @@ func compressBound(n uint64) int64 {
 	return int64(n + n>>7 + 64<<10)
 }
 
-// uploadRequest answers UploadRequest (§7.3) with a grant or, before any grant, with
-// UploadCommitted Retry/Rejected.
+// uploadRequest answers UploadRequest (gradient-protocol §7.3) with a grant or, before any
+// grant, with UploadCommitted Retry/Rejected.
 func (s *Session) uploadRequest(ctx context.Context, m *wire.UploadRequest) error {
 	s.cfg.Counters.UploadRequests.Add(1)
 	nar, ok := m.Object.(*wire.UploadObjectNar)
-	if !ok { // eval-cache blobs are not kept in v1 (§7.5)
+	if !ok { // eval-cache blobs are not kept in v1 (gradient-protocol §7.5)
 		s.cfg.Counters.SkippedEvalCache.Add(1)
 		return s.send(ctx, &wire.UploadGrant{RequestID: m.RequestID, Target: &wire.GrantTargetSkip{}})
 	}

@@ -49,8 +49,8 @@ func (e *env) admissionIdle(t *testing.T) {
 	}
 }
 
-// §7.3: the bytes are verified and stored, and only then is the path recorded, in the
-// session's push caches, with its hashes as sha256:nix32.
+// gradient-protocol §7.3: the bytes are verified and stored, and only then is the path
+// recorded, in the session's push caches, with its hashes as sha256:nix32.
 func TestUploadIsVerifiedStoredThenRecorded(t *testing.T) {
 	e := newEnv(t)
 	s, rec := e.session()
@@ -303,8 +303,8 @@ func TestUnknownRequestsAreRetriedOrDropped(t *testing.T) {
 	}
 }
 
-// §7.3: an upload of a path another upload holds is coalesced (Skip); once that one is
-// committed, the path is stored (Skip as well).
+// gradient-protocol §7.3: an upload of a path another upload holds is coalesced (Skip);
+// once that one is committed, the path is stored (Skip as well).
 func TestConcurrentUploadsOfOnePathAreCoalesced(t *testing.T) {
 	e := newEnv(t)
 	obj := narstoretest.Make(narstoretest.NAR(2<<20, 9))
@@ -333,7 +333,8 @@ func TestConcurrentUploadsOfOnePathAreCoalesced(t *testing.T) {
 	}
 }
 
-// §7.3: admission is server-wide; when it is full the answer is Retry, before any grant.
+// gradient-protocol §7.3: admission is server-wide; when it is full the answer is Retry,
+// before any grant.
 func TestFullAdmissionAnswersRetry(t *testing.T) {
 	e := newEnv(t, AdmissionConfig{LargeSlots: 1, SmallSlots: 1, ByteBudget: 3 << 20})
 	a, recA := e.session()
@@ -420,8 +421,9 @@ func TestRecordFailureIsRetried(t *testing.T) {
 	e.admissionIdle(t)
 }
 
-// §1.5: UploadFinished travels on the control lane and overtakes the last chunks on the
-// bulk lane. The commit waits for them; a failure after the finish is answered at once.
+// gradient-protocol §1.5: UploadFinished travels on the control lane and overtakes the
+// last chunks on the bulk lane. The commit waits for them; a failure after the finish is
+// answered at once.
 func TestFinishedBeforeTheLastChunks(t *testing.T) {
 	obj := narstoretest.Make(narstoretest.NAR(4<<20, 15))
 	third := uint64(len(obj.Compressed) / 3)

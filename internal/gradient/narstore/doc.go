@@ -1,6 +1,7 @@
-// Package narstore keeps the server's NAR objects on disk (spec §7.3, §7.4): the
-// zstd-compressed NAR bytes exactly as the worker sent them (the server never
-// recompresses), one file per store path at <dir>/nar/<store-hash>.nar.zst.
+// Package narstore keeps the server's NAR objects on disk (gradient-protocol §7.3,
+// gradient-protocol §7.4): the zstd-compressed NAR bytes exactly as the worker sent them
+// (the server never recompresses), one file per store path at
+// <dir>/nar/<store-hash>.nar.zst.
 //
 // Uploads are staged under <dir>/nar-partial/, one append-only file per key, so a broken
 // transfer resumes from the staged length (Staged.Offset, the grant's resume_offset). A

@@ -109,8 +109,9 @@ func TestCommitStoresTheCompressedBytesAsSent(t *testing.T) {
 	}
 }
 
-// A commit that fails verification leaves neither an object nor a partial (spec §7.3: no
-// row may ever claim bytes that are not stored, and a bad upload must not be resumed).
+// A commit that fails verification leaves neither an object nor a partial
+// (gradient-protocol §7.3: no row may ever claim bytes that are not stored, and a bad
+// upload must not be resumed).
 func TestCommitRefusesAndCleansUp(t *testing.T) {
 	obj := narstoretest.Make(narstoretest.NAR(1<<20, 2))
 	notNAR := bytes.Repeat([]byte("not a nar "), 1000)

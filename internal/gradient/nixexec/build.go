@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// FailureKind classifies a failed build the way the worker reports it (spec §6.3, §6.4).
+// FailureKind classifies a failed build the way the worker reports it
+// (gradient-server §6.3, gradient-server §6.4).
 type FailureKind uint8
 
 const (
@@ -26,7 +27,7 @@ func (k FailureKind) String() string {
 	return [...]string{"transient", "permanent", "timeout"}[k]
 }
 
-// Nix exit codes of nix-store --realise (spec §8.2).
+// Nix exit codes of nix-store --realise (gradient-server §8.2).
 const (
 	exitBuildFailed = 100
 	exitTimedOut    = 101
@@ -63,9 +64,10 @@ type BuildResult struct {
 // here and the build reported as timed out anyway.
 const timeoutSlack = 60 * time.Second
 
-// Realise builds drv with `nix-store --realise` (spec §8.2). Exit 100 is a Permanent
-// BuildError, 101 a Timeout, any other non-zero exit Transient. When ctx ends the nix
-// process group is stopped (SIGINT, then SIGKILL) and the context's cause is returned.
+// Realise builds drv with `nix-store --realise` (gradient-server §8.2). Exit 100 is a
+// Permanent BuildError, 101 a Timeout, any other non-zero exit Transient. When ctx ends
+// the nix process group is stopped (SIGINT, then SIGKILL) and the context's cause is
+// returned.
 func (n *Nix) Realise(ctx context.Context, drv string, opts BuildOptions) (BuildResult, error) {
 	args := []string{"--realise", drv}
 	if s := wholeSeconds(opts.Timeout); s > 0 {

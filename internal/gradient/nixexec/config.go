@@ -7,7 +7,8 @@ import (
 	"slices"
 )
 
-// Config is the part of the local Nix configuration a worker advertises (spec §5).
+// Config is the part of the local Nix configuration a worker advertises
+// (gradient-protocol §5).
 type Config struct {
 	System         string
 	ExtraPlatforms []string

@@ -1,9 +1,10 @@
-// Package nixexec runs the Nix command line for gradient's worker, as spec §8.2 describes for
-// Debian's nix 2.8 in single-user mode: clone a repository at a commit and archive its flake,
-// expand attribute wildcards to entry points and their .drv files, walk a derivation closure,
-// read path metadata and validity, stream a path's NAR out (zstd level 6, hashed on the way)
-// and pulled NARs back in (Nix's export format, topological order), build with nix-store
-// --realise under wall and silence timeouts, and read the local Nix configuration.
+// Package nixexec runs the Nix command line for gradient's worker, as gradient-server §8.2
+// describes for Debian's nix 2.8 in single-user mode: clone a repository at a commit and
+// archive its flake, expand attribute wildcards to entry points and their .drv files, walk a
+// derivation closure, read path metadata and validity, stream a path's NAR out (zstd level 6,
+// hashed on the way) and pulled NARs back in (Nix's export format, topological order), build
+// with nix-store --realise under wall and silence timeouts, and read the local Nix
+// configuration.
 //
 // It knows nothing of the wire protocol: inputs and results are plain Go values, and the
 // worker package turns them into messages.

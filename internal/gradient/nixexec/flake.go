@@ -18,8 +18,8 @@ type Archive struct {
 }
 
 // ArchiveFlake puts the flake at ref and its locked inputs into the store with `nix flake
-// archive --json` (spec §8.2). When that fails it falls back to `nix flake prefetch --json`
-// for the source alone, which is fatal only if it fails too.
+// archive --json` (gradient-server §8.2). When that fails it falls back to `nix flake prefetch
+// --json` for the source alone, which is fatal only if it fails too.
 func (n *Nix) ArchiveFlake(ctx context.Context, ref string) (Archive, error) {
 	out, err := n.output(ctx, "nix", n.nixArgs("flake", "archive", "--json", ref)...)
 	if err == nil {

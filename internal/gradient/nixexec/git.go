@@ -28,7 +28,7 @@ type CloneRequest struct {
 
 // Clone clones URL into Dir and checks Commit out, fetching the commit by its name when the
 // default branches do not contain it. It returns the flake reference of the checkout at that
-// commit (spec §8.2: git+file://<dir>?rev=<sha>).
+// commit (gradient-server §8.2: git+file://<dir>?rev=<sha>).
 func (n *Nix) Clone(ctx context.Context, req CloneRequest) (string, error) {
 	if !commitPattern.MatchString(req.Commit) {
 		return "", fmt.Errorf("%w: %q", ErrBadCommit, req.Commit)
@@ -59,7 +59,8 @@ func (n *Nix) Clone(ctx context.Context, req CloneRequest) (string, error) {
 	return "git+file://" + dir + "?rev=" + req.Commit, nil
 }
 
-// sshEnv writes key to a 0600 file and returns the GIT_SSH_COMMAND that uses it (spec §8.1).
+// sshEnv writes key to a 0600 file and returns the GIT_SSH_COMMAND that uses it
+// (gradient-server §8.2).
 func sshEnv(dir string, key []byte) (env []string, cleanup func(), err error) {
 	if len(key) == 0 {
 		return []string{"GIT_TERMINAL_PROMPT=0"}, func() {}, nil

@@ -57,7 +57,8 @@ func entry(t *testing.T, ev nixexec.Evaluation, attr string) string {
 	return ""
 }
 
-// §6.2 and §8.2: clone, archive, expand packages.* and walk the closure; c depends on a and b.
+// gradient-server §6.2 and gradient-server §8.2: clone, archive, expand packages.* and walk
+// the closure; c depends on a and b.
 func TestFetchEvaluateAndWalkTheClosure(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)
@@ -107,7 +108,8 @@ func TestFetchEvaluateAndWalkTheClosure(t *testing.T) {
 
 func sorted(s ...string) []string { slices.Sort(s); return s }
 
-// §6.2: exclusions, "#" without recursion, attribute errors and patterns that match nothing.
+// gradient-server §6.2: exclusions, "#" without recursion, attribute errors and patterns that
+// match nothing.
 func TestWildcardErrorsAndExclusions(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)
@@ -183,7 +185,8 @@ func gitCommit(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// §8.2: build c, read its metadata, dump its NAR and import it into a separate store.
+// gradient-server §8.2: build c, read its metadata, dump its NAR and import it into a separate
+// store.
 func TestBuildDumpAndImportRoundTrip(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)
@@ -303,8 +306,8 @@ func TestExportTrailerMatchesNixStoreExport(t *testing.T) {
 	}
 }
 
-// §6.3 timeouts and failure kinds: exit 101 for the wall clock and for silence, 100 for a
-// failing builder.
+// gradient-server §6.3 timeouts and failure kinds: exit 101 for the wall clock and for
+// silence, 100 for a failing builder.
 func TestBuildFailureKinds(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)
@@ -340,7 +343,8 @@ func TestBuildFailureKinds(t *testing.T) {
 	}
 }
 
-// §6.5: cancelling a build stops nix and its builder, which runs in a session of its own.
+// gradient-server §6.5: cancelling a build stops nix and its builder, which runs in a session
+// of its own.
 func TestCancelledBuildLeavesNoProcessBehind(t *testing.T) {
 	n := newNix(t)
 	ctx := testContext(t)

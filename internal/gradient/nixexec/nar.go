@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// CompressionLevel is the zstd level of every NAR gradient stores (spec §7.3).
+// CompressionLevel is the zstd level of every NAR gradient stores (gradient-protocol §7.3).
 const CompressionLevel = 6
 
 // NARStats describe one dumped NAR: the uncompressed NAR and the zstd stream made of it.

@@ -11,7 +11,8 @@ import (
 // ErrBadHash: a hash string is in none of the forms Nix or gradient use.
 var ErrBadHash = errors.New("nixexec: unrecognised hash")
 
-// SHA256Text is how gradient writes a SHA-256 on the wire: "sha256:<nix32>" (spec §10 Q2).
+// SHA256Text is how gradient writes a SHA-256 on the wire: "sha256:<nix32>"
+// (gradient-server §10.2).
 func SHA256Text(sum []byte) string { return "sha256:" + nixhash.EncodeBase32(sum) }
 
 // ParseSHA256 reads a SHA-256 written as Nix SRI ("sha256-<base64>"), "sha256:<nix32>",

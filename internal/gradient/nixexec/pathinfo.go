@@ -26,7 +26,7 @@ type PathInfo struct {
 }
 
 // ShortReferences writes the references in hash-name form (no store directory), as
-// UploadFinished wants them (spec §7.3).
+// UploadFinished wants them (gradient-protocol §7.3).
 func (p PathInfo) ShortReferences() []string {
 	out := make([]string, len(p.References))
 	for i, r := range p.References {

@@ -13,7 +13,7 @@ var ErrBadWildcard = errors.New("nixexec: bad wildcard")
 // Segment kinds of a pattern.
 const (
 	// AnyRecurse ("*") matches any attribute name; at the end of a pattern an attribute set
-	// that is not a derivation is entered one more level (spec §6.2).
+	// that is not a derivation is entered one more level (gradient-server §6.2).
 	AnyRecurse = "*"
 	// AnyFlat ("#") matches any attribute name without entering sets.
 	AnyFlat = "#"

@@ -7,7 +7,7 @@
 // the last character holds the low five bits of byte 0. A string whose value does not fit
 // the byte count is refused, as Nix refuses it ("invalid base-32 hash").
 //
-// Parse accepts the three forms spec §10 Q2 names: "sha256:<nix32>" (52 characters),
-// "sha256:<hex>" (64, either case) and SRI "sha256-<base64>" (44 with padding). String
-// writes the canonical "sha256:<nix32>". The package is pure.
+// Parse accepts the three forms gradient-server §10.2 names: "sha256:<nix32>" (52
+// characters), "sha256:<hex>" (64, either case) and SRI "sha256-<base64>" (44 with
+// padding). String writes the canonical "sha256:<nix32>". The package is pure.
 package nixhash

@@ -1,5 +1,6 @@
-// Package peertoken mints and checks gradient's secrets: the peer tokens a registration
-// hands a worker (spec §4.2) and the administration API keys (spec §7.1, `GRAD<key>`).
+// Package peertoken mints and checks gradient's secrets: the peer tokens a registration hands
+// a worker (gradient-protocol §4.2) and the administration API keys (gradient-protocol §7.1,
+// `GRAD<key>`).
 //
 // Peer tokens are 48 random bytes in standard base64, what `openssl rand -base64 48` prints.
 // The server stores an argon2id PHC string of each token; Verify also accepts the legacy

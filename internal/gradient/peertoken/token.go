@@ -11,7 +11,8 @@ import (
 	"strings"
 )
 
-// TokenBytes is the amount of randomness in a peer token (spec §4.2: 48 random bytes).
+// TokenBytes is the amount of randomness in a peer token (gradient-protocol §4.2: 48 random
+// bytes).
 const TokenBytes = 48
 
 // MaxTokenLen bounds a presented token: no token we mint comes near it, and a longer one is

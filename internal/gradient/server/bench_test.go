@@ -22,7 +22,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// The benchmarks of issues 6 and 7 run against the real server: a SQLite store, NAR storage
+// The job-loop and cache benchmarks run against the real server: a SQLite store, NAR storage
 // on disk, a loopback listener, and workers that dial /proto and pass the real handshake.
 // They keep their own rig (testing.TB) rather than the tests' newRig (*testing.T).
 
@@ -130,7 +130,7 @@ func (r *benchRig) queueBuilds(n int) {
 	}
 }
 
-// BenchmarkJobAssignment is issue 6's job-assignment latency: RequestJob sent → AssignJob
+// BenchmarkJobAssignment is the job-assignment latency: RequestJob sent → AssignJob
 // read, on real sessions, with at least 1,000 builds queued throughout (goal: p99 < 50 ms).
 // Each worker accepts its job and reports Building (a store write) before asking again, so
 // with 8 workers the claims compete with each other and with those writes for SQLite's

@@ -20,7 +20,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// Limits of a /cache/{cache}/proto session (spec §7.1).
+// Limits of a /cache/{cache}/proto session (gradient-protocol §7.1).
 const (
 	// MaxAnonymousCacheSessionsPerIP is proto.anonymousCache.maxConnectionsPerIp.
 	MaxAnonymousCacheSessionsPerIP = 32
@@ -88,9 +88,9 @@ func clientIP(r *http.Request) string {
 	return host
 }
 
-// serveCacheSession admits a /cache/{cache}/proto upgrade (spec §7.1): the cache's access
-// rule is checked before the upgrade, then a connection slot (shared with /proto) and,
-// for an anonymous caller, one of its IP's 32; HTTP 503 when either is full.
+// serveCacheSession admits a /cache/{cache}/proto upgrade (gradient-protocol §7.1): the
+// cache's access rule is checked before the upgrade, then a connection slot (shared with
+// /proto) and, for an anonymous caller, one of its IP's 32; HTTP 503 when either is full.
 func (s *Server) serveCacheSession(w http.ResponseWriter, r *http.Request) {
 	f := s.cacheFront
 	if s.stopping.Load() {
@@ -235,7 +235,8 @@ func (cs *cacheSession) readLoop(ctx context.Context) error {
 }
 
 // route serves CacheQuery (Normal, Pull), NarRequest and its resume; everything else is
-// refused with Reject 403 and the session goes on (spec §7.1, as upstream does).
+// refused with Reject 403 and the session goes on (gradient-protocol §7.1, as upstream
+// does).
 func (cs *cacheSession) route(ctx context.Context, m wire.ClientMessage) error {
 	switch m := m.(type) {
 	case *wire.CacheQuery:

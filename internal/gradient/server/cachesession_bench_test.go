@@ -11,7 +11,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// BenchmarkCacheSessionPullQuery1000 is issue 7's cache-session query benchmark: one
+// BenchmarkCacheSessionPullQuery1000 is the cache-session query benchmark: one
 // anonymous session over loopback asks Pull queries of 1000 stored paths (the most one
 // query may name) and waits for each answer; queries/s is the figure.
 func BenchmarkCacheSessionPullQuery1000(b *testing.B) {

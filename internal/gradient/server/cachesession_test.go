@@ -275,8 +275,9 @@ func TestAnonymousCacheSessionsAreDeniedWhenTurnedOff(t *testing.T) {
 	}
 }
 
-// Spec §7.1: 32 anonymous sessions per IP; the 33rd is refused 503 before the upgrade,
-// while a keyed session from the same IP still gets in, and a freed slot is reusable.
+// gradient-protocol §7.1: 32 anonymous sessions per IP; the 33rd is refused 503 before
+// the upgrade, while a keyed session from the same IP still gets in, and a freed slot is
+// reusable.
 func TestThirtyThirdAnonymousSessionFromOneIPIsRefused(t *testing.T) {
 	r := newCacheRig(t, Config{})
 	var open []*peer
@@ -346,8 +347,8 @@ func TestCorruptNarOnACacheSession(t *testing.T) {
 	}
 }
 
-// Spec §7.1: 2 MiB per inbound message on a cache session; a bigger one ends the session
-// (close 1009) undecoded.
+// gradient-protocol §7.1: 2 MiB per inbound message on a cache session; a bigger one ends
+// the session (close 1009) undecoded.
 func TestCacheSessionMessageCap(t *testing.T) {
 	r := newCacheRig(t, Config{})
 	p := r.mustDial("pub", "")

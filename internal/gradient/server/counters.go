@@ -32,9 +32,9 @@ type Counters struct {
 	WorkersSilent          atomic.Uint64
 	SetupFailures          atomic.Uint64 // jobs workers gave back for their own set-up (Canceled, not draining)
 	WorkersQuarantined     atomic.Uint64
-	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (§4.3)
+	Reauths                atomic.Uint64 // reauth rounds that ended in AuthUpdate (gradient-protocol §4.3)
 	ReauthEnded            atomic.Uint64 // running sessions a reauth round ended (403 deactivated)
-	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (§7.1)
+	CacheSessions          atomic.Uint64 // /cache/{cache}/proto sessions that reached InitAck (gradient-protocol §7.1)
 	CacheSessionsRefusedIP atomic.Uint64 // cache upgrades refused 503: the IP has 32 anonymous sessions
 	CacheMessagesRefused   atomic.Uint64 // messages a cache session answered Reject 403
 }

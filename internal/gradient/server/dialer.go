@@ -21,7 +21,8 @@ import (
 
 // dialPollEvery is how often the dial targets are read again: new registrations with a URL
 // are dialed within this, and a live server-dialed session is checked against its
-// registrations (spec §4.3: a new one closes the session so the next dial carries its token).
+// registrations (gradient-protocol §4.3: a new one closes the session so the next dial
+// carries its token).
 const dialPollEvery = 2 * time.Second
 
 // ErrNoDialKey: a worker has a stored dial token but the server has no key to open it.
@@ -53,9 +54,10 @@ type dialState struct {
 	warnedPlain bool   // the ws:// warning was logged for this target
 }
 
-// dialer dials every registration and team worker with a URL (spec §4.1 as_dialer) and
-// keeps one session per worker: never while another session of the worker ID is live, again
-// with jittered exponential backoff after a failure, and soon after a session ends.
+// dialer dials every registration and team worker with a URL (gradient-protocol §4.1
+// as_dialer) and keeps one session per worker: never while another session of the worker ID
+// is live, again with jittered exponential backoff after a failure, and soon after a session
+// ends.
 type dialer struct {
 	s       *Server
 	jitter  func() float64
@@ -171,11 +173,11 @@ func (d *dialer) finished(r dialResult) bool {
 	return false
 }
 
-// checkLive asks a live server-dialed session for a reauth (spec §4.3) when its worker's
-// registrations with a URL changed since it was dialed or last checked: a new one closes the
-// session so the next dial carries its token, none left ends it 403. The API already
-// triggers a reauth for its own changes (RegistrationChanged); this also catches changes made
-// behind its back, such as another server sharing the database.
+// checkLive asks a live server-dialed session for a reauth (gradient-protocol §4.3) when its
+// worker's registrations with a URL changed since it was dialed or last checked: a new one
+// closes the session so the next dial carries its token, none left ends it 403. The API
+// already triggers a reauth for its own changes (RegistrationChanged); this also catches
+// changes made behind its back, such as another server sharing the database.
 func (d *dialer) checkLive(workerID string, st *dialState, peers string) {
 	if peers == st.peers {
 		return
@@ -204,8 +206,9 @@ func isPlainWS(u string) bool {
 }
 
 // dialOnce dials one worker, runs the dialer handshake and, when it is accepted, serves the
-// session like an inbound one until it ends. A failure is kept as the worker's offline
-// reason (spec §1.2, §4.4: a dialed worker is always registered) and returned for the log.
+// session like an inbound one until it ends. A failure is kept as the worker's offline reason
+// (gradient-protocol §1.2, gradient-protocol §4.4: a dialed worker is always registered) and
+// returned for the log.
 func (s *Server) dialOnce(t store.DialTarget) (dialOutcome, string) {
 	tokens, err := s.openDialTokens(t)
 	if err != nil {

@@ -174,9 +174,9 @@ func (r *rig) offlineReason(workerID string) string {
 	return ""
 }
 
-// TestTheServerDialsARegisteredWorker (spec §4.1 as_dialer): Authenticate carries the
-// registration's token, and the session then runs like an inbound one; a worker's reauth is
-// answered with AuthUpdate alone (§4.3).
+// TestTheServerDialsARegisteredWorker (gradient-protocol §4.1 as_dialer): Authenticate
+// carries the registration's token, and the session then runs like an inbound one; a
+// worker's reauth is answered with AuthUpdate alone (gradient-protocol §4.3).
 func TestTheServerDialsARegisteredWorker(t *testing.T) {
 	box := newSecretBox(t)
 	r := newRig(t, Config{Secrets: box})
@@ -253,8 +253,8 @@ func mustBox(t *testing.T, key string) *secretbox.Box {
 	return b
 }
 
-// TestANewRegistrationRedialsWithItsToken (spec §4.3): a registration added while the
-// server-dialed session runs closes it, and the next dial carries both tokens.
+// TestANewRegistrationRedialsWithItsToken (gradient-protocol §4.3): a registration added
+// while the server-dialed session runs closes it, and the next dial carries both tokens.
 func TestANewRegistrationRedialsWithItsToken(t *testing.T) {
 	box := newSecretBox(t)
 	r := newRig(t, Config{Secrets: box})

@@ -9,8 +9,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// claimTries is how many candidates one RequestJob may lose to other claimers (§6.1), and
-// claimRounds how many times it reads fresh candidates after losing all it read.
+// claimTries is how many candidates one RequestJob may lose to other claimers
+// (gradient-server §6.1), and claimRounds how many times it reads fresh candidates after
+// losing all it read.
 const (
 	claimTries  = 3
 	claimRounds = 4
@@ -87,7 +88,7 @@ func (w *worker) query(kind wire.JobKind) (store.CandidateQuery, bool) {
 }
 
 // negotiatedFor: flake jobs need fetch and eval (a flake job fetches unless an earlier
-// attempt did), build jobs need build (spec §5).
+// attempt did), build jobs need build (gradient-protocol §5).
 func (w *worker) negotiatedFor(kind wire.JobKind) bool {
 	if kind == wire.JobKindFlake {
 		return w.negotiated.Fetch && w.negotiated.Eval
@@ -114,8 +115,8 @@ func (w *worker) claimOne(ctx context.Context, q store.CandidateQuery) (store.As
 	return store.Assignment{}, errNothingToAssign
 }
 
-// claimAmong tries the candidates of one query in order, up to claimTries (§6.1). It ends
-// with ErrLostRace when every one went to another claimer.
+// claimAmong tries the candidates of one query in order, up to claimTries
+// (gradient-server §6.1). It ends with ErrLostRace when every one went to another claimer.
 func (w *worker) claimAmong(ctx context.Context, q store.CandidateQuery) (store.Assignment, error) {
 	st := w.srv.cfg.Store
 	cands, err := st.Candidates(ctx, q)

@@ -41,8 +41,8 @@ func (s *Server) Apply(ctx context.Context, e store.Effects) {
 // errSilent ends a session the liveness pass found silent.
 var errSilent = errors.New("silent past the heartbeat timeout")
 
-// dropSilentWorkers ends every session silent longer than the heartbeat timeout (§6.5); the
-// session's end abandons its assignments.
+// dropSilentWorkers ends every session silent longer than the heartbeat timeout
+// (gradient-server §6.5); the session's end abandons its assignments.
 func (s *Server) dropSilentWorkers() {
 	cutoff := s.now().Add(-s.cfg.HeartbeatTimeout).UnixNano()
 	for _, w := range s.sessions.all() {

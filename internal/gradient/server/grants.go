@@ -7,8 +7,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 )
 
-// grants is what a session's authorized peers let its worker do (spec §4.2): jobs of
-// projects, and reading and pushing the caches of those projects and of caches that
+// grants is what a session's authorized peers let its worker do (gradient-protocol §4.2): jobs
+// of projects, and reading and pushing the caches of those projects and of caches that
 // registered it directly.
 type grants struct {
 	projects     []string
@@ -17,8 +17,8 @@ type grants struct {
 }
 
 // grantsOf sorts a session's authorized peer IDs by kind. A team worker's authorized peers are
-// the projects granting its team (the §4.4 decision expands the team); the team ID itself
-// expands to every granting project.
+// the projects granting its team (the gradient-protocol §4.4 decision expands the team); the
+// team ID itself expands to every granting project.
 func grantsOf(res session.Result, facts session.WorkerFacts) grants {
 	var g grants
 	for _, peer := range res.Authorized {

@@ -5,8 +5,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Limits are the build limits sent when a derivation names none (spec §6.3): seconds, 0 = no
-// limit (sent as None).
+// Limits are the build limits sent when a derivation names none (gradient-server §6.3):
+// seconds, 0 = no limit (sent as None).
 type Limits struct {
 	DefaultTimeoutSecs   uint64
 	DefaultMaxSilentSecs uint64
@@ -55,7 +55,7 @@ func limit(own *uint64, fallback uint64) wire.Option[uint64] {
 }
 
 // flakeJob fetches and evaluates, or only evaluates a source fetched by an earlier attempt
-// (spec §6.2). Evaluations have no timeout.
+// (gradient-server §6.2). Evaluations have no timeout.
 func flakeJob(e *store.EvalAssignment) *wire.FlakeJob {
 	j := &wire.FlakeJob{Wildcards: e.Wildcards, TimeoutSecs: wire.None[uint64]()}
 	if e.FlakeSource != "" {

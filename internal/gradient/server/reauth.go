@@ -15,12 +15,12 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// Reauth on a running session (spec §4.3). The handshake's role stays with the session: it is
-// stepped for ReauthRequest and AuthResponse from the read loop and for the server's own
-// trigger (RegistrationChanged), one step at a time under sessionAuth.mu. Its Needs are
-// answered by the same answerer the handshake used; Reauthorized grows the session's grants
-// (never shrinks them) and offers the new projects' jobs; Ended (all registrations
-// deactivated, a disabled team worker) sends the Reject and ends the session.
+// Reauth on a running session (gradient-protocol §4.3). The handshake's role stays with the
+// session: it is stepped for ReauthRequest and AuthResponse from the read loop and for the
+// server's own trigger (RegistrationChanged), one step at a time under sessionAuth.mu. Its
+// Needs are answered by the same answerer the handshake used; Reauthorized grows the
+// session's grants (never shrinks them) and offers the new projects' jobs; Ended (all
+// registrations deactivated, a disabled team worker) sends the Reject and ends the session.
 
 // reauthAnswerTimeout bounds the worker's answer to a reauth challenge, as the handshake's
 // own reads are bounded. Without it a worker that never answers would hold every queued
@@ -78,7 +78,7 @@ func (c *changeLog) at(workerID string) uint64 {
 
 // RegistrationChanged implements api.RegistrationWatcher: a peer registered the worker, a
 // project it may serve subscribed to a cache or granted its team, or a registration was
-// (de)activated. A live session runs a reauth round (spec §4.3).
+// (de)activated. A live session runs a reauth round (gradient-protocol §4.3).
 func (s *Server) RegistrationChanged(workerID string) {
 	s.changes.bump(workerID)
 	if w := s.sessions.get(workerID); w != nil {
@@ -223,9 +223,9 @@ func (w *worker) armReauthDeadline(round uint64) {
 	})
 }
 
-// reauthorized grows the session's grants by a round's result (spec §4.3: the authorized set
-// only grows), reloads the caches the projects subscribe to, and offers the queue to the
-// session's idle slots, so jobs of a project that joined are dispatched to it.
+// reauthorized grows the session's grants by a round's result (gradient-protocol §4.3: the
+// authorized set only grows), reloads the caches the projects subscribe to, and offers the
+// queue to the session's idle slots, so jobs of a project that joined are dispatched to it.
 func (w *worker) reauthorized(res session.Result, facts session.WorkerFacts) {
 	add := grantsOf(res, facts)
 	w.mu.Lock()

@@ -15,7 +15,7 @@ import (
 )
 
 // newProject adds a project subscribed to a cache of its own, so its registrations pass the
-// §4.4 cache check.
+// gradient-protocol §4.4 cache check.
 func (r *rig) newProject(name string) store.Project {
 	r.t.Helper()
 	p, err := r.st.CreateProject(ctx, store.NewProject{Name: name, RepoURL: "file:///nowhere", Branch: "main", Wildcards: []string{"packages"}})
@@ -113,9 +113,10 @@ func waitIdle(t *testing.T, w *worker, kind wire.JobKind) {
 	})
 }
 
-// TestReauthAddsAProjectWithoutReconnecting (spec §4.3): a peer newly registers a connected
-// worker; the server challenges the running session, the worker answers, AuthUpdate grows
-// the authorized set, and the new project's job is assigned on the same connection.
+// TestReauthAddsAProjectWithoutReconnecting (gradient-protocol §4.3): a peer newly
+// registers a connected worker; the server challenges the running session, the worker
+// answers, AuthUpdate grows the authorized set, and the new project's job is assigned on
+// the same connection.
 func TestReauthAddsAProjectWithoutReconnecting(t *testing.T) {
 	r := newRig(t, Config{})
 	tokenP := r.register(workerA)
@@ -154,8 +155,9 @@ func TestReauthAddsAProjectWithoutReconnecting(t *testing.T) {
 	}
 }
 
-// TestAWorkersReauthRequestRunsARound (§4.3): the worker's ReauthRequest (its peers file
-// changed) gets the same challenge round, and a token it now holds adds that peer.
+// TestAWorkersReauthRequestRunsARound (gradient-protocol §4.3): the worker's ReauthRequest
+// (its peers file changed) gets the same challenge round, and a token it now holds adds
+// that peer.
 func TestAWorkersReauthRequestRunsARound(t *testing.T) {
 	r := newRig(t, Config{})
 	tokenP := r.register(workerA)
@@ -172,8 +174,9 @@ func TestAWorkersReauthRequestRunsARound(t *testing.T) {
 	}
 }
 
-// TestReauthNeverRevokes (§4.3): deactivating one of two registrations leaves the peer
-// out of the next challenge, but the authorized set keeps it; a wrong token keeps it too.
+// TestReauthNeverRevokes (gradient-protocol §4.3): deactivating one of two registrations
+// leaves the peer out of the next challenge, but the authorized set keeps it; a wrong token
+// keeps it too.
 func TestReauthNeverRevokes(t *testing.T) {
 	r := newRig(t, Config{})
 	tokenP := r.register(workerA)
@@ -193,8 +196,8 @@ func TestReauthNeverRevokes(t *testing.T) {
 	}
 }
 
-// TestDeactivatingEveryRegistrationEndsTheSession (§4.3): Reject 403 "worker is
-// deactivated", then close; the reason is kept as the worker's offline reason.
+// TestDeactivatingEveryRegistrationEndsTheSession (gradient-protocol §4.3): Reject 403
+// "worker is deactivated", then close; the reason is kept as the worker's offline reason.
 func TestDeactivatingEveryRegistrationEndsTheSession(t *testing.T) {
 	r := newRig(t, Config{})
 	p, _ := r.dial(workerA, wire.PeerToken{PeerID: r.project.ID, Token: r.register(workerA)})
@@ -220,9 +223,10 @@ func TestDeactivatingEveryRegistrationEndsTheSession(t *testing.T) {
 	}
 }
 
-// TestATeamGrantJoinsTheRunningSession (§4.2, §4.3): a team worker connects while one project
-// grants its team; a second project grants the team later, the challenge names the team,
-// and the second project's queued evaluation goes to the slot the worker left idle.
+// TestATeamGrantJoinsTheRunningSession (gradient-protocol §4.2, gradient-protocol §4.3): a
+// team worker connects while one project grants its team; a second project grants the team
+// later, the challenge names the team, and the second project's queued evaluation goes to
+// the slot the worker left idle.
 func TestATeamGrantJoinsTheRunningSession(t *testing.T) {
 	r := newRig(t, Config{})
 	team, err := r.st.CreateTeam(ctx, "ops")

@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// registry holds the live sessions, one per worker ID (spec §4.1: a second session for the
-// same ID is refused 496). A slot is claimed during the handshake, before InitAck, and the
-// session is attached once it runs.
+// registry holds the live sessions, one per worker ID (gradient-protocol §4.1: a second
+// session for the same ID is refused 496). A slot is claimed during the handshake, before
+// InitAck, and the session is attached once it runs.
 type registry struct {
 	mu   sync.Mutex
 	live map[string]*worker // nil while the claiming handshake finishes

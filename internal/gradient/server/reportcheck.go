@@ -11,7 +11,7 @@ import (
 
 // errInvalidReport: a decodable report about one job breaks the rules for its content (a
 // path that is not a store path, an update of the other job kind, another build's ID). It
-// costs that job, never the session (issue 7).
+// costs that job, never the session (gradient-server §6.1).
 var errInvalidReport = errors.New("invalid report")
 
 // maxReasonBytes bounds the part of an invalid report's description that reaches the

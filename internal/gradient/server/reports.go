@@ -134,7 +134,7 @@ func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
 }
 
 // applyResponse handles AssignJobResponse: a decline puts the job back without using an
-// attempt (§6.1).
+// attempt (gradient-server §6.1).
 func (w *worker) applyResponse(ctx context.Context, m *wire.AssignJobResponse) error {
 	id, job, ok := w.openAssignment(m.JobID)
 	if !ok || m.Accepted {
@@ -195,11 +195,11 @@ func (w *worker) applyCapabilities(ctx context.Context, m *wire.WorkerCapabiliti
 	return w.srv.cfg.Store.SetWorkerCapabilities(ctx, w.id, capabilitiesJSON(m))
 }
 
-// rejectReport handles a report that fails validation (issue 7: one bad report costs one
-// job, not the session). The job fails Transient, so it is retried within its attempt
-// budget, possibly on another worker; a worker still running it is told with AbortJob, and
-// the assignment is forgotten so the job's later reports are dropped as stale. The session
-// goes on serving its other jobs: only an undecodable frame ends it.
+// rejectReport handles a report that fails validation: one bad report costs one job, not
+// the session (gradient-server §6.1). The job fails Transient, so it is retried within its
+// attempt budget, possibly on another worker; a worker still running it is told with
+// AbortJob, and the assignment is forgotten so the job's later reports are dropped as
+// stale. The session goes on serving its other jobs: only an undecodable frame ends it.
 func (w *worker) rejectReport(ctx context.Context, job store.JobRef, assignmentID string, cause error, running bool) error {
 	reason := truncateReason(cause.Error())
 	w.srv.counters.ReportsInvalid.Add(1)
@@ -231,8 +231,9 @@ func (w *worker) abortJob(ctx context.Context, job store.JobRef, reason string) 
 }
 
 // malformed answers a frame that does not decode with Error 400 "malformed message" and
-// closes the session (§1.4): the one bad frame that costs the session, since nothing in it
-// can be trusted to name a job. Other read errors (the socket went) pass through.
+// closes the session (gradient-protocol §1.4): the one bad frame that costs the session,
+// since nothing in it can be trusted to name a job. Other read errors (the socket went)
+// pass through.
 func (w *worker) malformed(err error) {
 	var de *wire.DecodeError
 	if !errors.As(err, &de) {

@@ -24,9 +24,10 @@ func derivation(drv string) wire.DiscoveredDerivation {
 		Outputs: []wire.DerivationOutput{{Name: "out", Path: goodOut}}}
 }
 
-// Issue 7: a report that fails validation for one job fails that job (Transient: re-queued
-// with an attempt counted), the worker gets AbortJob for it, and the same session keeps
-// serving its other job. Later reports of the failed job are dropped as stale.
+// gradient-server §6.1: a report that fails validation for one job fails that job
+// (Transient: re-queued with an attempt counted), the worker gets AbortJob for it, and the
+// same session keeps serving its other job. Later reports of the failed job are dropped as
+// stale.
 func TestAnInvalidReportCostsItsJobNotTheSession(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -188,8 +189,9 @@ func TestTruncateReasonBoundsWorkerText(t *testing.T) {
 	}
 }
 
-// §1.4 and issue 7: a frame that does not decode is the one bad frame that ends the session,
-// with Error 400 "malformed message" first; the assignment it held is abandoned.
+// gradient-protocol §1.4: a frame that does not decode is the one bad frame that
+// ends the session, with Error 400 "malformed message" first; the assignment it held is
+// abandoned.
 func TestAnUndecodableFrameEndsTheSessionWith400(t *testing.T) {
 	r := newRig(t, Config{})
 	r.queueEvaluation()

@@ -26,7 +26,7 @@ func (w *worker) route(m wire.ClientMessage) error {
 		data := append([]byte(nil), m.Data...) // the frame is released after route returns
 		return w.enqueue(&wire.LogChunk{JobID: m.JobID, TaskIndex: m.TaskIndex, Data: data})
 	case *wire.RequestJobList:
-		// Scoring is out of scope (§10 Q13): one empty final page.
+		// Scoring is out of scope (gradient-server §10.13): one empty final page.
 		return w.send(w.ctx, &wire.JobListChunk{IsFinal: true})
 	case *wire.RequestJobChunk, *wire.WorkerMetrics, *wire.BuildProgress, *wire.EvalProgress:
 		return nil // last-seen was stamped; nothing else to do in v1
@@ -37,7 +37,7 @@ func (w *worker) route(m wire.ClientMessage) error {
 		w.log.Info("worker is draining: assigning it nothing more")
 		return nil
 	case *wire.ReauthRequest, *wire.AuthResponse:
-		return w.stepAuth(session.Received{Msg: m}) // §4.3, reauth.go
+		return w.stepAuth(session.Received{Msg: m}) // gradient-protocol §4.3, reauth.go
 	case *wire.InitConnection, *wire.ClientReject:
 		return fmt.Errorf("%w: %T after the handshake", errProtocol, m)
 	}
@@ -65,7 +65,7 @@ func (w *worker) enqueue(m wire.ClientMessage) error {
 }
 
 // assignmentOf returns the job an (job ID, assignment ID) pair names if this session handed
-// it out; every other report is dropped (§6.1).
+// it out; every other report is dropped (gradient-server §6.1).
 func (w *worker) assignmentOf(jobID, assignmentID string) (store.JobRef, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

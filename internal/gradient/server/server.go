@@ -18,12 +18,12 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// Defaults of spec §6 and §7 the server applies.
+// Defaults of gradient-server §6 and gradient-protocol §7 the server applies.
 const (
 	DefaultHeartbeatTimeout = 120 * time.Second // proto.workerHeartbeatTimeoutSecs
 	DefaultMaxConnections   = 256               // proto.maxConnections
-	poolEvery               = 5 * time.Second   // candidates re-offered to idle slots (§6.1)
-	reportQueue             = 64                // reports buffered per session (§6.1)
+	poolEvery               = 5 * time.Second   // candidates re-offered to idle slots (gradient-server §6.1)
+	reportQueue             = 64                // reports buffered per session (gradient-server §6.1)
 	// maxVerifications bounds concurrent token verifications: anyone who knows a registered
 	// worker ID can make the server run argon2 (19 MiB each), so memory stays bounded.
 	maxVerifications = 4
@@ -99,8 +99,8 @@ func New(cfg Config) *Server {
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
 }
 
-// Recover runs recover_interrupted_work (spec §6.6) in one transaction; call it before the
-// first session is served.
+// Recover runs recover_interrupted_work (gradient-server §6.6) in one transaction; call it
+// before the first session is served.
 func (s *Server) Recover(ctx context.Context) (store.Recovery, error) {
 	r, err := s.cfg.Store.RecoverInterruptedWork(ctx)
 	if err != nil {
@@ -194,8 +194,9 @@ func (s *Server) Kick() {
 	}
 }
 
-// Shutdown is SIGTERM (spec §6.6, §10 Q6): every session gets Draining and is closed at
-// once; their work in flight is left for recovery at the next start.
+// Shutdown is SIGTERM (gradient-server §6.6, gradient-server §10.6): every session gets
+// Draining and is closed at once; their work in flight is left for recovery at the next
+// start.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopping.Store(true)
 	for _, w := range s.sessions.all() {
@@ -215,7 +216,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // Counters exposes the server's counters.
 func (s *Server) Counters() *Counters { return &s.counters }
 
-// recordOffline keeps a worker's last failure in the store (§4.4 bookkeeping).
+// recordOffline keeps a worker's last failure in the store (gradient-protocol §4.4
+// bookkeeping).
 func (s *Server) recordOffline(workerID, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

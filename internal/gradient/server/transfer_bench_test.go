@@ -209,10 +209,11 @@ func reportWire(b *testing.B, compressed, nar int) {
 	b.ReportMetric(float64(compressed)/float64(nar), "ratio")
 }
 
-// BenchmarkCacheQueryPull is issue 7's cache query benchmark: CacheQuery Pull of 1,000
+// BenchmarkCacheQueryPull is the cache query benchmark: CacheQuery Pull of 1,000
 // cached paths (each answered with its hashes, sizes, four references and deriver) on a
 // real /proto worker session, as queries per second. inflight=1 is one query at a time;
-// inflight=4 pipelines as a worker does (spec §7.2 allows 4 queries in flight).
+// inflight=4 pipelines as a worker does (gradient-protocol §7.2 allows 4 queries in
+// flight).
 func BenchmarkCacheQueryPull(b *testing.B) {
 	r := newBenchRig(b)
 	paths := make([]string, cacheserve.MaxQueryPaths)

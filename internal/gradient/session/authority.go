@@ -27,7 +27,7 @@ const (
 	aEnded
 )
 
-// reauthStage tracks a server reauth round on a running session (§4.3).
+// reauthStage tracks a server reauth round on a running session (gradient-protocol §4.3).
 type reauthStage uint8
 
 const (
@@ -37,15 +37,16 @@ const (
 	reauthVerifying              // VerifyTokens pending
 )
 
-// Authority is the server's role for a worker that dialed in (spec §4.1 as_authority):
+// Authority is the server's role for a worker that dialed in (gradient-protocol §4.1
+// as_authority):
 //
 //	Opening --InitConnection--> LookupWorker --facts--> AuthChallenge --AuthResponse-->
-//	VerifyTokens --valid--> decision (§4.4) --accept--> ClaimSession --claimed--> InitAck, Running
+//	VerifyTokens --valid--> decision (gradient-protocol §4.4) --accept--> ClaimSession --claimed--> InitAck, Running
 //
 // refusing with 400 for a wrong message, 403 when inbound is disabled or the ID has no active
-// identity (right after the lookup, §10 Q8), 401/495 from the decision and 496 when the claim
-// fails. Running, it answers ReauthRequest and ServerReauth with a challenge round ending in
-// AuthUpdate.
+// identity (right after the lookup, gradient-server §10.8), 401/495 from the decision and 496
+// when the claim fails. Running, it answers ReauthRequest and ServerReauth with a challenge round
+// ending in AuthUpdate.
 type Authority struct {
 	cfg        AuthorityConfig
 	phase      authorityPhase

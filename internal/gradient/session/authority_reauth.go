@@ -6,10 +6,11 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Reauth on a worker-dialed session (spec §4.3): LookupWorker, AuthChallenge{all active
-// peers}, AuthResponse, VerifyTokens, AuthUpdate{union, failures}. One round runs at a time;
-// triggers during a round (or during the handshake) queue one more round, which starts as
-// soon as the current one ends, so every trigger is followed by a round that began after it.
+// Reauth on a worker-dialed session (gradient-protocol §4.3): LookupWorker,
+// AuthChallenge{all active peers}, AuthResponse, VerifyTokens, AuthUpdate{union, failures}.
+// One round runs at a time; triggers during a round (or during the handshake) queue one more
+// round, which starts as soon as the current one ends, so every trigger is followed by a
+// round that began after it.
 
 func (a Authority) startReauth() (Authority, Output) {
 	if a.phase != aRunning || a.reauth != reauthIdle {

@@ -21,7 +21,7 @@ func TestAuthorityReauth(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"§4.3 ReauthRequest: LookupWorker, AuthChallenge{all active peers}, AuthResponse, AuthUpdate{union}", []step{
+		{"gradient-protocol §4.3 ReauthRequest: LookupWorker, AuthChallenge{all active peers}, AuthResponse, AuthUpdate{union}", []step{
 			{recv(&wire.ReauthRequest{}), lookup},
 			{facts(projC), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b", "proj-c"}})},
 			{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-c", "tc")}}),
@@ -30,7 +30,7 @@ func TestAuthorityReauth(t *testing.T) {
 			{valid("proj-c"), reauthorized(result([]string{"proj-a", "proj-c"}, failed("proj-b", "no token provided")),
 				update([]string{"proj-a", "proj-c"}, failed("proj-b", "no token provided")))},
 		}},
-		{"§4.3 server trigger (new registration): the same round, started by ServerReauth", []step{
+		{"gradient-protocol §4.3 server trigger (new registration): the same round, started by ServerReauth", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(projC), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b", "proj-c"}})},
 			{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-b", "tb"), tok("proj-c", "tc")}}),
@@ -38,7 +38,7 @@ func TestAuthorityReauth(t *testing.T) {
 			{valid("proj-b", "proj-c"), reauthorized(result([]string{"proj-a", "proj-b", "proj-c"}),
 				update([]string{"proj-a", "proj-b", "proj-c"}))},
 		}},
-		{"§4.3 a failing token never removes an earlier grant, even when the round would be 401", []step{
+		{"gradient-protocol §4.3 a failing token never removes an earlier grant, even when the round would be 401", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(twoProjs), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b"}})},
 			{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "rotated"), tok("proj-b", "bad")}}),
@@ -46,20 +46,20 @@ func TestAuthorityReauth(t *testing.T) {
 			{valid(), reauthorized(result([]string{"proj-a"}, failed("proj-b", "invalid token")),
 				update([]string{"proj-a"}, failed("proj-b", "invalid token")))},
 		}},
-		{"§4.3 a project subscribing to a cache joins the session", []step{
+		{"gradient-protocol §4.3 a project subscribing to a cache joins the session", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(twoProjs), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b"}})},
 			{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb")}})},
 			{valid("proj-a", "proj-b"), reauthorized(result([]string{"proj-a", "proj-b"}), update([]string{"proj-a", "proj-b"}))},
 		}},
-		{"§4.3 all registrations deactivated while connected → Reject 403 worker is deactivated", []step{
+		{"gradient-protocol §4.3 all registrations deactivated while connected → Reject 403 worker is deactivated", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{inactive(projA), inactive(projB)}}),
 				ends(session.End{Kind: session.EndRejectSent, Code: 403, Reason: "worker is deactivated", WorkerID: workerID, Registered: true},
 					serverReject(403, "worker is deactivated"))},
 		}},
-		{"§4.3 triggers during a round queue exactly one more round, started after AuthUpdate", []step{
+		{"gradient-protocol §4.3 triggers during a round queue exactly one more round, started after AuthUpdate", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(twoProjs), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b"}})},
 			{recv(&wire.ReauthRequest{}), session.Output{}},
@@ -71,7 +71,7 @@ func TestAuthorityReauth(t *testing.T) {
 			}},
 			{facts(twoProjs), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b"}})},
 		}},
-		{"§4.3 job messages keep flowing while a challenge is outstanding", []step{
+		{"gradient-protocol §4.3 job messages keep flowing while a challenge is outstanding", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(twoProjs), sends(&wire.AuthChallenge{Peers: []string{"proj-a", "proj-b"}})},
 			{recv(&wire.RequestJob{}), pass()},
@@ -85,8 +85,8 @@ func TestAuthorityReauth(t *testing.T) {
 	}
 }
 
-// §4.3: a trigger that arrives during the handshake (after the lookup) is not lost: the
-// output that sends InitAck also asks for the lookup of the queued round.
+// gradient-protocol §4.3: a trigger that arrives during the handshake (after the lookup) is
+// not lost: the output that sends InitAck also asks for the lookup of the queued round.
 func TestAuthorityReauthQueuedDuringHandshake(t *testing.T) {
 	a, start := session.NewAuthority(inbound)
 	runScript(t, a, start, session.Output{}, append(

@@ -34,65 +34,65 @@ func TestAuthorityTransitions(t *testing.T) {
 		cfg   session.AuthorityConfig
 		steps []step
 	}{
-		{"§4.1 as_authority: InitConnection, AuthChallenge, AuthResponse, claim, InitAck → Running", inbound, append(
+		{"gradient-protocol §4.1 as_authority: InitConnection, AuthChallenge, AuthResponse, claim, InitAck → Running", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb")}})},
 			step{valid("proj-a", "proj-b"), needs(session.ClaimSession{WorkerID: workerID})},
 			step{claimed(true), running(okResult, &wire.InitAck{Capabilities: serverCaps, AuthorizedPeers: []string{"proj-a", "proj-b"}})},
 		)},
-		{"§4.1 Opening: another first message → Reject 400 expected InitConnection", inbound, []step{
+		{"gradient-protocol §4.1 Opening: another first message → Reject 400 expected InitConnection", inbound, []step{
 			{recv(&wire.ReauthRequest{}), ends(session.End{Kind: session.EndRejectSent, Code: 400, Reason: session.ReasonExpectedInitConnection, BeforeTokenCheck: true},
 				serverReject(400, "expected InitConnection"))},
 		}},
-		{"§4.1 Opening: inbound disabled → Reject 403 server is not accepting connections", session.AuthorityConfig{}, []step{
+		{"gradient-protocol §4.1 Opening: inbound disabled → Reject 403 server is not accepting connections", session.AuthorityConfig{}, []step{
 			{recv(initConn(workerID)), needs(session.LookupWorker{WorkerID: workerID})},
 			{facts(twoProjs), authorityReject(403, "server is not accepting connections", true, true)},
 		}},
-		{"§10 Q8: no registration at all → Reject 403 unknown worker right after InitConnection", inbound, []step{
+		{"gradient-server §10.8: no registration at all → Reject 403 unknown worker right after InitConnection", inbound, []step{
 			{recv(initConn(workerID)), needs(session.LookupWorker{WorkerID: workerID})},
 			{facts(session.WorkerFacts{}), authorityReject(403, "unknown worker", true, false)},
 		}},
-		{"§4.4 step 2: every registration inactive → Reject 403 worker is deactivated", inbound, []step{
+		{"gradient-protocol §4.4 step 2: every registration inactive → Reject 403 worker is deactivated", inbound, []step{
 			{recv(initConn(workerID)), needs(session.LookupWorker{WorkerID: workerID})},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{inactive(projA)}}), authorityReject(403, "worker is deactivated", true, true)},
 		}},
-		{"§4.4 step 1: disabled team worker → Reject 403 worker is deactivated", inbound, []step{
+		{"gradient-protocol §4.4 step 1: disabled team worker → Reject 403 worker is deactivated", inbound, []step{
 			{recv(initConn(workerID)), needs(session.LookupWorker{WorkerID: workerID})},
 			{facts(session.WorkerFacts{Team: &session.TeamWorker{TeamID: "team-1", Grants: team.Grants}}), authorityReject(403, "worker is deactivated", true, true)},
 		}},
-		{"§4.4 step 1: team no project grants → Reject 403 no project grants this team's workers", inbound, []step{
+		{"gradient-protocol §4.4 step 1: team no project grants → Reject 403 no project grants this team's workers", inbound, []step{
 			{recv(initConn(workerID)), needs(session.LookupWorker{WorkerID: workerID})},
 			{facts(session.WorkerFacts{Team: &session.TeamWorker{TeamID: "team-1", Enabled: true}}), authorityReject(403, "no project grants this team's workers", true, true)},
 		}},
-		{"§4.1 AwaitAuth: another message → Reject 400 expected AuthResponse", inbound, append(
+		{"gradient-protocol §4.1 AwaitAuth: another message → Reject 400 expected AuthResponse", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.RequestJobList{}), authorityReject(400, "expected AuthResponse", true, true)},
 		)},
-		{"§4.4 step 3: no token verifies → Reject 401 no valid peer tokens provided", inbound, append(
+		{"gradient-protocol §4.4 step 3: no token verifies → Reject 401 no valid peer tokens provided", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "bad")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "bad")}})},
 			step{valid(), authorityReject(401, "no valid peer tokens provided", false, true)},
 		)},
-		{"§4.4 step 3: AuthResponse holding no challenged token → 401 without a VerifyTokens round", inbound, append(
+		{"gradient-protocol §4.4 step 3: AuthResponse holding no challenged token → 401 without a VerifyTokens round", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("stranger", "t")}}), authorityReject(401, "no valid peer tokens provided", false, true)},
 		)},
-		{"§4.4 step 4: every validated project lacks a cache → Reject 495", inbound, append(
+		{"gradient-protocol §4.4 step 4: every validated project lacks a cache → Reject 495", inbound, append(
 			authorityUpToChallenge(session.WorkerFacts{Registrations: []session.Registration{noCache(projA), projB}}, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "ta")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta")}})},
 			step{valid("proj-a"), authorityReject(495, "project has no cache subscribed", false, true)},
 		)},
-		{"§4.1 Go choice (§10 Q3): live session → Reject 496 worker already connected before InitAck", inbound, append(
+		{"gradient-protocol §4.1 Go choice (gradient-server §10.3): live session → Reject 496 worker already connected before InitAck", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "ta")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta")}})},
 			step{valid("proj-a"), needs(session.ClaimSession{WorkerID: workerID})},
 			step{claimed(false), authorityReject(496, "worker already connected", false, true)},
 		)},
-		{"§4.4 step 5: first pair per peer wins, unchallenged peers ignored, failures reported", inbound, append(
+		{"gradient-protocol §4.4 step 5: first pair per peer wins, unchallenged peers ignored, failures reported", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "first"), tok("stranger", "s"), tok("proj-a", "second")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "first")}})},
@@ -101,7 +101,7 @@ func TestAuthorityTransitions(t *testing.T) {
 				session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"proj-a"}, Failed: []wire.FailedPeer{failed("proj-b", "no token provided")}},
 				&wire.InitAck{Capabilities: serverCaps, AuthorizedPeers: []string{"proj-a"}, FailedPeers: []wire.FailedPeer{failed("proj-b", "no token provided")}})},
 		)},
-		{"§4.2 team worker: challenge names the team, a valid token expands to granting projects", inbound, append(
+		{"gradient-protocol §4.2 team worker: challenge names the team, a valid token expands to granting projects", inbound, append(
 			authorityUpToChallenge(session.WorkerFacts{Team: team}, "team-1"),
 			step{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("team-1", "tt")}}),
 				needs(session.VerifyTokens{WorkerID: workerID, Tokens: []wire.PeerToken{tok("team-1", "tt")}})},
@@ -110,7 +110,7 @@ func TestAuthorityTransitions(t *testing.T) {
 				session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"p1"}, Failed: []wire.FailedPeer{failed("p2", "project has no cache subscribed")}},
 				&wire.InitAck{Capabilities: serverCaps, AuthorizedPeers: []string{"p1"}, FailedPeers: []wire.FailedPeer{failed("p2", "project has no cache subscribed")}})},
 		)},
-		{"§4.5 / §10 Q3: a ClientReject during the handshake ends the session, nothing sent", inbound, append(
+		{"gradient-protocol §4.5 / gradient-server §10.3: a ClientReject during the handshake ends the session, nothing sent", inbound, append(
 			authorityUpToChallenge(twoProjs, "proj-a", "proj-b"),
 			step{recv(clientReject(400, "confused")), ends(session.End{Kind: session.EndRejectReceived, Code: 400, Reason: "confused",
 				WorkerID: workerID, BeforeTokenCheck: true, Registered: true})},
@@ -151,19 +151,19 @@ func TestAuthorityRunning(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"§1.4: InitConnection after the handshake → Error 400 unexpected InitConnection, session continues", []step{
+		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400 unexpected InitConnection, session continues", []step{
 			{recv(initConn(workerID)), sends(&wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
 			{recv(&wire.RequestJobList{}), pass()},
 		}},
-		{"§6: job-loop messages pass to the dispatcher", []step{
+		{"gradient-server §6: job-loop messages pass to the dispatcher", []step{
 			{recv(&wire.RequestJob{Kind: wire.JobKindBuild}), pass()},
 			{recv(&wire.ClientDraining{}), pass()},
 			{recv(&wire.WorkerMetrics{}), pass()},
 		}},
-		{"§4.3: an AuthResponse nobody asked for is dropped", []step{
+		{"gradient-protocol §4.3: an AuthResponse nobody asked for is dropped", []step{
 			{recv(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-b", "tb")}}), session.Output{}},
 		}},
-		{"§10 Q3: a ClientReject while running ends the session", []step{
+		{"gradient-server §10.3: a ClientReject while running ends the session", []step{
 			{recv(clientReject(401, "x")), ends(session.End{Kind: session.EndRejectReceived, Code: 401, Reason: "x", WorkerID: workerID, Registered: true})},
 			{recv(&wire.RequestJobList{}), ends(session.End{Kind: session.EndRejectReceived, Code: 401, Reason: "x", WorkerID: workerID, Registered: true})},
 		}},

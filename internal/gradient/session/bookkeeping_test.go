@@ -7,8 +7,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// §4.4 Bookkeeping: the last failure of every worker ID is its offline reason; a failure
-// before the token check is kept only for a registered ID.
+// gradient-protocol §4.4 Bookkeeping: the last failure of every worker ID is its offline
+// reason; a failure before the token check is kept only for a registered ID.
 func TestOfflineReason(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -16,20 +16,20 @@ func TestOfflineReason(t *testing.T) {
 		wantKeep   bool
 		wantReason string
 	}{
-		{"§4.4 bookkeeping: before the token check, unknown ID → dropped (unknown IDs cannot fill the map)",
+		{"gradient-protocol §4.4 bookkeeping: before the token check, unknown ID → dropped (unknown IDs cannot fill the map)",
 			session.End{Kind: session.EndRejectSent, Code: 403, Reason: "unknown worker", WorkerID: workerID, BeforeTokenCheck: true}, false, ""},
-		{"§4.4 bookkeeping: before the token check, registered ID → kept",
+		{"gradient-protocol §4.4 bookkeeping: before the token check, registered ID → kept",
 			session.End{Kind: session.EndRejectSent, Code: 403, Reason: "worker is deactivated", WorkerID: workerID, BeforeTokenCheck: true, Registered: true},
 			true, "403 worker is deactivated"},
-		{"§4.4 bookkeeping: at the token check → kept",
+		{"gradient-protocol §4.4 bookkeeping: at the token check → kept",
 			session.End{Kind: session.EndRejectSent, Code: 401, Reason: "no valid peer tokens provided", WorkerID: workerID, Registered: true},
 			true, "401 no valid peer tokens provided"},
-		{"§4.1 as_dialer: the dialed worker's Reject → kept as offline reason",
+		{"gradient-protocol §4.1 as_dialer: the dialed worker's Reject → kept as offline reason",
 			session.End{Kind: session.EndRejectReceived, Code: 401, Reason: "unknown worker id or wrong token", WorkerID: workerID, Registered: true},
 			true, "rejected by peer: 401 unknown worker id or wrong token"},
-		{"§4.4 bookkeeping: no worker ID (wrong first message) → dropped",
+		{"gradient-protocol §4.4 bookkeeping: no worker ID (wrong first message) → dropped",
 			session.End{Kind: session.EndRejectSent, Code: 400, Reason: "expected InitConnection", BeforeTokenCheck: true}, false, ""},
-		{"§4.3: a redial is not a failure",
+		{"gradient-protocol §4.3: a redial is not a failure",
 			session.End{Kind: session.EndRedial, WorkerID: workerID, Registered: true}, false, ""},
 		{"a driver fault is not the worker's failure",
 			session.End{Kind: session.EndFault, WorkerID: workerID, Registered: true, Err: session.ErrOutOfTurn}, false, ""},

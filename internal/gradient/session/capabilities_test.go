@@ -22,31 +22,31 @@ func TestNegotiate(t *testing.T) {
 		federate bool
 		want     wire.GradientCapabilities
 	}{
-		{"§5: core and cache are the server's: always true, whatever the worker sent",
+		{"gradient-protocol §5: core and cache are the server's: always true, whatever the worker sent",
 			wire.GradientCapabilities{}, regs(projA), false,
 			wire.GradientCapabilities{Core: true, Cache: true}},
-		{"§5: fetch/eval/build = worker AND registration flags",
+		{"gradient-protocol §5: fetch/eval/build = worker AND registration flags",
 			all, regs(projA), false,
 			wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Eval: true, Build: true}},
-		{"§5: one active registration without build clears build",
+		{"gradient-protocol §5: one active registration without build clears build",
 			all, regs(projA, noBuild), false,
 			wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Eval: true}},
-		{"§5: every registration counts: fetch and build cleared by an eval-only one",
+		{"gradient-protocol §5: every registration counts: fetch and build cleared by an eval-only one",
 			all, regs(projA, evalOnly), true,
 			wire.GradientCapabilities{Core: true, Cache: true, Eval: true, Federate: true}},
-		{"§5: inactive registrations do not clamp",
+		{"gradient-protocol §5: inactive registrations do not clamp",
 			all, regs(projA, inactive(evalOnly)), false,
 			wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Eval: true, Build: true}},
-		{"§5: the worker's own flags bound everything",
+		{"gradient-protocol §5: the worker's own flags bound everything",
 			wire.GradientCapabilities{Eval: true}, regs(projA), true,
 			wire.GradientCapabilities{Core: true, Cache: true, Eval: true}},
-		{"§5: federate = worker AND proto.federate (on)",
+		{"gradient-protocol §5: federate = worker AND proto.federate (on)",
 			all, regs(projA), true,
 			wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Eval: true, Build: true, Federate: true}},
-		{"§5: federate off by default on the server",
+		{"gradient-protocol §5: federate off by default on the server",
 			wire.GradientCapabilities{Federate: true}, regs(projA), false,
 			wire.GradientCapabilities{Core: true, Cache: true}},
-		{"§4.2 team worker: no registrations to clamp, worker flags stand",
+		{"gradient-protocol §4.2 team worker: no registrations to clamp, worker flags stand",
 			wire.GradientCapabilities{Fetch: true, Build: true}, session.WorkerFacts{Registrations: []session.Registration{evalOnly}, Team: &session.TeamWorker{TeamID: "t"}}, false,
 			wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Build: true}},
 	}
@@ -60,14 +60,16 @@ func TestNegotiate(t *testing.T) {
 }
 
 func TestCacheSessionCapabilities(t *testing.T) {
-	// §5, §7.1: cache sessions answer {cache: true} and everything else false.
+	// gradient-protocol §5, gradient-protocol §7.1: cache sessions answer
+	// {cache: true} and everything else false.
 	if got, want := session.CacheSessionCapabilities(), (wire.GradientCapabilities{Cache: true}); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 }
 
 func TestWorkerOfferClearsServerFlags(t *testing.T) {
-	// §5: "Only the server can set core and cache"; workers send core=false.
+	// gradient-protocol §5: core and cache are the server's to set; a worker's
+	// offer of either is cleared.
 	got := session.WorkerOffer(wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Federate: true})
 	if want := (wire.GradientCapabilities{Fetch: true, Federate: true}); got != want {
 		t.Fatalf("got %+v, want %+v", got, want)

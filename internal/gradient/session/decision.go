@@ -8,7 +8,7 @@ type Rejection struct {
 	Reason string
 }
 
-// Decision is the outcome of the §4.4 authorization decision.
+// Decision is the outcome of the gradient-protocol §4.4 authorization decision.
 type Decision struct {
 	Reject     Rejection // zero when accepted
 	Authorized []string  // peer IDs granted (projects for a team worker), challenge order
@@ -21,19 +21,21 @@ type Decision struct {
 // Accepted reports whether the decision admits the session.
 func (d Decision) Accepted() bool { return d.Reject.Code == 0 }
 
-// AuthInput is what the §4.4 decision looks at beyond the facts: which challenged peers were
-// offered a token and which of those verified. Open mode (a server-dialed, unregistered worker
-// accepted) is left out (§10 Q9), so server-dialed and inbound sessions decide alike.
+// AuthInput is what the gradient-protocol §4.4 decision looks at beyond the facts: which
+// challenged peers were offered a token and which of those verified. Open mode (a
+// server-dialed, unregistered worker accepted) is left out (gradient-server §10.9), so
+// server-dialed and inbound sessions decide alike.
 type AuthInput struct {
 	Facts   WorkerFacts
 	Offered []string // challenged peers a token was presented for
 	Valid   []string // of Offered, those whose token verified
 }
 
-// Precheck runs the steps of §4.4 that do not depend on tokens (steps 1 and 2): a team worker
-// that is disabled or that no project grants, and an ID with no active registration. The
-// server roles run it right after the lookup, so a worker that can only be refused is refused
-// without a challenge round (§10 Q8 generalised); Authorize runs it again first.
+// Precheck runs the steps of gradient-protocol §4.4 that do not depend on tokens (steps 1 and
+// 2): a team worker that is disabled or that no project grants, and an ID with no active
+// registration. The server roles run it right after the lookup, so a worker that can only be
+// refused is refused without a challenge round (gradient-server §10.8 generalised); Authorize
+// runs it again first.
 func Precheck(f WorkerFacts) (Rejection, bool) {
 	if t := f.Team; t != nil {
 		switch {
@@ -53,7 +55,7 @@ func Precheck(f WorkerFacts) (Rejection, bool) {
 	return Rejection{CodeForbidden, ReasonUnknownWorker}, false
 }
 
-// Authorize is the authorization decision of spec §4.4, in its order:
+// Authorize is the authorization decision of gradient-protocol §4.4, in its order:
 //  1. team worker: disabled → 403 "worker is deactivated"; no granting project → 403 "no
 //     project grants this team's workers"; a valid team token expands to the granting projects;
 //  2. no active registration → 403 "worker is deactivated" (some exist) or "unknown worker";
@@ -116,9 +118,10 @@ func expand(f WorkerFacts, peer string) []Registration {
 	return out
 }
 
-// selectTokens keeps the pairs the decision looks at: the first pair per peer ID (§4.4 step
-// 5), for challenged peers only (tokens for unchallenged peers are ignored). With a nil
-// challenged list every peer counts (the dialed worker verifies everything it was sent).
+// selectTokens keeps the pairs the decision looks at: the first pair per peer ID
+// (gradient-protocol §4.4 step 5), for challenged peers only (tokens for unchallenged peers
+// are ignored). With a nil challenged list every peer counts (the dialed worker verifies
+// everything it was sent).
 func selectTokens(tokens []wire.PeerToken, challenged []string) []wire.PeerToken {
 	want := toSet(challenged)
 	seen := make(map[string]bool, len(tokens))

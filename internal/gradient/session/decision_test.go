@@ -29,47 +29,47 @@ func TestAuthorize(t *testing.T) {
 		in   session.AuthInput
 		want session.Decision
 	}{
-		{"§4.4 step 1: disabled team worker → 403 worker is deactivated",
+		{"gradient-protocol §4.4 step 1: disabled team worker → 403 worker is deactivated",
 			session.AuthInput{Facts: team(false, session.Grant{ProjectID: "p1", HasCache: true}), Offered: []string{"team-1"}, Valid: []string{"team-1"}},
 			reject(403, "worker is deactivated")},
-		{"§4.4 step 1: no project grants the team → 403 no project grants this team's workers",
+		{"gradient-protocol §4.4 step 1: no project grants the team → 403 no project grants this team's workers",
 			session.AuthInput{Facts: team(true), Offered: []string{"team-1"}, Valid: []string{"team-1"}},
 			reject(403, "no project grants this team's workers")},
-		{"§4.2 team: a valid team token expands to the granting projects, first grant per project",
+		{"gradient-protocol §4.2 team: a valid team token expands to the granting projects, first grant per project",
 			session.AuthInput{Facts: team(true, session.Grant{ProjectID: "p1", HasCache: true}, session.Grant{ProjectID: "p2", HasCache: true}, session.Grant{ProjectID: "p1"}),
 				Offered: []string{"team-1"}, Valid: []string{"team-1"}},
 			accept([]string{"p1", "p2"})},
-		{"§4.2 team: an invalid team token → 401",
+		{"gradient-protocol §4.2 team: an invalid team token → 401",
 			session.AuthInput{Facts: team(true, session.Grant{ProjectID: "p1", HasCache: true}), Offered: []string{"team-1"}},
 			reject(401, "no valid peer tokens provided", failed("team-1", "invalid token"))},
-		{"§4.4 step 4 for teams: every granting project lacks a cache → 495",
+		{"gradient-protocol §4.4 step 4 for teams: every granting project lacks a cache → 495",
 			session.AuthInput{Facts: team(true, session.Grant{ProjectID: "p1"}), Offered: []string{"team-1"}, Valid: []string{"team-1"}},
 			reject(495, "project has no cache subscribed", failed("p1", "project has no cache subscribed"))},
-		{"§4.4 step 2: registrations exist, all inactive → 403 worker is deactivated",
+		{"gradient-protocol §4.4 step 2: registrations exist, all inactive → 403 worker is deactivated",
 			session.AuthInput{Facts: regs(inactive(projA)), Offered: []string{"proj-a"}, Valid: []string{"proj-a"}},
 			reject(403, "worker is deactivated")},
-		{"§4.4 step 2: none at all → 403 unknown worker",
+		{"gradient-protocol §4.4 step 2: none at all → 403 unknown worker",
 			session.AuthInput{Offered: []string{"proj-a"}, Valid: []string{"proj-a"}},
 			reject(403, "unknown worker")},
-		{"§4.4 step 3: tokens offered, none valid → 401 with each failure's reason",
+		{"gradient-protocol §4.4 step 3: tokens offered, none valid → 401 with each failure's reason",
 			session.AuthInput{Facts: twoProjs, Offered: []string{"proj-a"}},
 			reject(401, "no valid peer tokens provided", failed("proj-a", "invalid token"), failed("proj-b", "no token provided"))},
-		{"§4.4 step 3: a valid token for an unchallenged peer does not count",
+		{"gradient-protocol §4.4 step 3: a valid token for an unchallenged peer does not count",
 			session.AuthInput{Facts: regs(projA, inactive(projB)), Offered: []string{"proj-b"}, Valid: []string{"proj-b"}},
 			reject(401, "no valid peer tokens provided", failed("proj-a", "no token provided"))},
-		{"§4.4 step 3: a 'valid' peer that was never offered does not count",
+		{"gradient-protocol §4.4 step 3: a 'valid' peer that was never offered does not count",
 			session.AuthInput{Facts: twoProjs, Valid: []string{"proj-a"}},
 			reject(401, "no valid peer tokens provided", failed("proj-a", "no token provided"), failed("proj-b", "no token provided"))},
-		{"§4.4 step 4: every validated project lacks a cache → 495, demoted projects in failed_peers",
+		{"gradient-protocol §4.4 step 4: every validated project lacks a cache → 495, demoted projects in failed_peers",
 			session.AuthInput{Facts: regs(noCache(projA), projB), Offered: []string{"proj-a", "proj-b"}, Valid: []string{"proj-a"}},
 			reject(495, "project has no cache subscribed", failed("proj-b", "invalid token"), failed("proj-a", "project has no cache subscribed"))},
-		{"§4.4 step 4: caches and proxies need no cache subscription; a cacheless project is demoted",
+		{"gradient-protocol §4.4 step 4: caches and proxies need no cache subscription; a cacheless project is demoted",
 			session.AuthInput{Facts: regs(noCache(projA), cacheReg, proxyReg), Offered: []string{"proj-a", "cache-1", "proxy-1"}, Valid: []string{"proj-a", "cache-1", "proxy-1"}},
 			accept([]string{"cache-1", "proxy-1"}, failed("proj-a", "project has no cache subscribed"))},
-		{"§4.4 step 5: accept with some tokens failing, each with its reason",
+		{"gradient-protocol §4.4 step 5: accept with some tokens failing, each with its reason",
 			session.AuthInput{Facts: regs(projA, projB, sessiontest.Project("proj-c")), Offered: []string{"proj-a", "proj-b"}, Valid: []string{"proj-a"}},
 			accept([]string{"proj-a"}, failed("proj-b", "invalid token"), failed("proj-c", "no token provided"))},
-		{"§4.4 step 5: a registration listed twice is challenged and granted once; inactive rows are skipped",
+		{"gradient-protocol §4.4 step 5: a registration listed twice is challenged and granted once; inactive rows are skipped",
 			session.AuthInput{Facts: regs(inactive(projA), projA, projA), Offered: []string{"proj-a"}, Valid: []string{"proj-a"}},
 			accept([]string{"proj-a"})},
 	}
@@ -92,9 +92,9 @@ func TestChallengeList(t *testing.T) {
 		facts session.WorkerFacts
 		want  []string
 	}{
-		{"§4.1 Greeted: active registrations, first per peer, in order", session.WorkerFacts{Registrations: []session.Registration{projB, inactive(sessiontest.Project("x")), projA, projB}}, []string{"proj-b", "proj-a"}},
-		{"§4.2 team worker: the team ID (registrations ignored)", session.WorkerFacts{Registrations: []session.Registration{projA}, Team: &session.TeamWorker{TeamID: "team-1"}}, []string{"team-1"}},
-		{"§10 Q8: unknown worker: empty", session.WorkerFacts{}, nil},
+		{"gradient-protocol §4.1 Greeted: active registrations, first per peer, in order", session.WorkerFacts{Registrations: []session.Registration{projB, inactive(sessiontest.Project("x")), projA, projB}}, []string{"proj-b", "proj-a"}},
+		{"gradient-protocol §4.2 team worker: the team ID (registrations ignored)", session.WorkerFacts{Registrations: []session.Registration{projA}, Team: &session.TeamWorker{TeamID: "team-1"}}, []string{"team-1"}},
+		{"gradient-server §10.8: unknown worker: empty", session.WorkerFacts{}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +106,8 @@ func TestChallengeList(t *testing.T) {
 }
 
 func TestReasonStringsMatchSpec(t *testing.T) {
-	// §4.5 words these exactly; a worker or operator may match on them.
+	// gradient-protocol §4.5 words these exactly; a worker or operator may
+	// match on them.
 	for _, c := range []struct{ got, want string }{
 		{session.ReasonUnknownWorker, "unknown worker"},
 		{session.ReasonDeactivated, "worker is deactivated"},
@@ -124,11 +125,11 @@ func TestReasonStringsMatchSpec(t *testing.T) {
 		{session.FailedNoCache, "project has no cache subscribed"},
 	} {
 		if c.got != c.want {
-			t.Errorf("reason %q, spec says %q", c.got, c.want)
+			t.Errorf("reason %q, gradient-protocol §4.5 says %q", c.got, c.want)
 		}
 	}
 	codes := []uint16{session.CodeUnexpected, session.CodeUnauthorized, session.CodeForbidden, session.CodeNoCache, session.CodeAlreadyConnected}
 	if d := cmp.Diff([]uint16{400, 401, 403, 495, 496}, codes); d != "" {
-		t.Errorf("codes (-spec +got):\n%s", d)
+		t.Errorf("codes (-gradient-protocol §4.5 +got):\n%s", d)
 	}
 }

@@ -5,7 +5,8 @@ import "github.com/buildfleet/buildfleet/internal/gradient/wire"
 // DialedConfig is the worker's side of a session the server dialed.
 type DialedConfig struct {
 	WorkerID string
-	// Capabilities is what the worker offers; core and cache are cleared (§5).
+	// Capabilities is what the worker offers; core and cache are cleared
+	// (gradient-protocol §5).
 	Capabilities wire.GradientCapabilities
 }
 
@@ -19,7 +20,7 @@ const (
 	eEnded
 )
 
-// Dialed is the worker's role when the server dials it (spec §4.1 as_dialed):
+// Dialed is the worker's role when the server dials it (gradient-protocol §4.1 as_dialed):
 //
 //	--Authenticate{own id, tokens}--> VerifyTokens --all valid--> send InitConnection
 //	--InitAck--> Running
@@ -27,9 +28,9 @@ const (
 // refusing with ClientReject 400 "expected Authenticate" for another first message, 401
 // "unknown worker id or wrong token" for another worker ID, no token at all or any token
 // failing, and 400 "expected InitAck" for anything but InitAck after InitConnection. Reject and
-// Draining end it in any state (§10 Q3). Running, AuthUpdate grows its grants (a server-dialed
-// reauth is AuthUpdate alone, so an AuthChallenge is dropped) and PeersChanged sends
-// ReauthRequest.
+// Draining end it in any state (gradient-server §10.3). Running, AuthUpdate grows its grants (a
+// server-dialed reauth is AuthUpdate alone, so an AuthChallenge is dropped) and PeersChanged
+// sends ReauthRequest.
 type Dialed struct {
 	workerID string
 	offer    wire.GradientCapabilities

@@ -21,44 +21,44 @@ func TestDialedTransitions(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"§4.1 as_dialed: Authenticate, tokens verified, InitConnection, InitAck → Running", []step{
+		{"gradient-protocol §4.1 as_dialed: Authenticate, tokens verified, InitConnection, InitAck → Running", []step{
 			{recv(auth), verify},
 			{valid("proj-a", "proj-b"), initConnection},
 			{recv(ack), running(ackResult)},
 		}},
-		{"§4.1 as_dialed: another first message → ClientReject 400 expected Authenticate", []step{
+		{"gradient-protocol §4.1 as_dialed: another first message → ClientReject 400 expected Authenticate", []step{
 			{recv(&wire.AuthChallenge{Peers: []string{"proj-a"}}), dialedReject(400, "expected Authenticate")},
 		}},
-		{"§4.1 as_dialed: Authenticate for another worker ID → ClientReject 401 without verifying", []step{
+		{"gradient-protocol §4.1 as_dialed: Authenticate for another worker ID → ClientReject 401 without verifying", []step{
 			{recv(&wire.Authenticate{WorkerID: otherID, Tokens: auth.Tokens}), dialedReject(401, "unknown worker id or wrong token")},
 		}},
-		{"§4.1 as_dialed: any token failing → ClientReject 401 unknown worker id or wrong token", []step{
+		{"gradient-protocol §4.1 as_dialed: any token failing → ClientReject 401 unknown worker id or wrong token", []step{
 			{recv(auth), verify},
 			{valid("proj-a"), dialedReject(401, "unknown worker id or wrong token")},
 		}},
-		{"§4.1 as_dialed: an Authenticate without tokens proves nothing → ClientReject 401", []step{
+		{"gradient-protocol §4.1 as_dialed: an Authenticate without tokens proves nothing → ClientReject 401", []step{
 			{recv(&wire.Authenticate{WorkerID: workerID}), dialedReject(401, "unknown worker id or wrong token")},
 		}},
-		{"§4.5 400: anything but InitAck after InitConnection → ClientReject 400 expected InitAck", []step{
+		{"gradient-protocol §4.5 400: anything but InitAck after InitConnection → ClientReject 400 expected InitAck", []step{
 			{recv(auth), verify},
 			{valid("proj-a", "proj-b"), initConnection},
 			{recv(&wire.AuthChallenge{}), dialedReject(400, "expected InitAck")},
 		}},
-		{"§4.1 as_dialed / §10 Q3: Reject in place of InitAck ends the worker, nothing sent", []step{
+		{"gradient-protocol §4.1 as_dialed / gradient-server §10.3: Reject in place of InitAck ends the worker, nothing sent", []step{
 			{recv(auth), verify},
 			{valid("proj-a", "proj-b"), initConnection},
 			{recv(serverReject(495, "project has no cache subscribed")), workerEnd(session.EndRejectReceived, 495, "project has no cache subscribed")},
 		}},
-		{"§10 Q3: Reject as the first message ends the worker, nothing sent", []step{
+		{"gradient-server §10.3: Reject as the first message ends the worker, nothing sent", []step{
 			{recv(serverReject(403, "worker is deactivated")), workerEnd(session.EndRejectReceived, 403, "worker is deactivated")},
 		}},
-		{"§1.4: Error during the handshake ends the worker", []step{
+		{"gradient-protocol §1.4: Error during the handshake ends the worker", []step{
 			{recv(&wire.ServerError{Code: 400, Message: "malformed message"}), workerEnd(session.EndRejectReceived, 400, "malformed message")},
 		}},
-		{"§4.5: Draining during the handshake ends the worker as drained", []step{
+		{"gradient-protocol §4.5: Draining during the handshake ends the worker as drained", []step{
 			{recv(&wire.ServerDraining{}), workerEnd(session.EndDrained, 0, "")},
 		}},
-		{"§4.3: peers file changes before Running send nothing", []step{
+		{"gradient-protocol §4.3: peers file changes before Running send nothing", []step{
 			{session.PeersChanged{}, session.Output{}},
 			{recv(auth), verify},
 		}},
@@ -92,7 +92,8 @@ func TestDialedRunning(t *testing.T) {
 	runScript(t, w, session.Output{}, session.Output{}, []step{
 		{recv(&wire.AuthUpdate{AuthorizedPeers: []string{"proj-b"}}),
 			reauthorized(session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"proj-a", "proj-b"}})},
-		// "A reauth of a server-dialed session is answered with AuthUpdate, never with AuthChallenge."
+		// gradient-protocol §4.3: on a server-dialed session a reauth is answered with AuthUpdate;
+		// an AuthChallenge is ignored.
 		{recv(&wire.AuthChallenge{Peers: []string{"proj-c"}}), session.Output{}},
 		{session.PeersChanged{}, sends(&wire.ReauthRequest{})},
 		{recv(&wire.NarPush{}), pass()},

@@ -25,10 +25,10 @@ const (
 	dEnded
 )
 
-// Dialer is the server's role for a worker it dialed (spec §4.1 as_dialer):
+// Dialer is the server's role for a worker it dialed (gradient-protocol §4.1 as_dialer):
 //
 //	send Authenticate --InitConnection{id = worker id}--> LookupWorker --facts--> decision
-//	(§4.4, the sent tokens count as validated) --accept--> ClaimSession --claimed--> InitAck
+//	(gradient-protocol §4.4, the sent tokens count as validated) --accept--> ClaimSession --claimed--> InitAck
 //
 // with no challenge round. An InitConnection under another ID is refused with 400 "dialed
 // worker answered as <id>"; a Reject from the worker ends the session (its reason becomes the
@@ -123,8 +123,8 @@ func (d Dialer) onFacts(f WorkerFacts) (Dialer, Output) {
 	return d.ask(needClaim, ClaimSession{WorkerID: d.workerID})
 }
 
-// decide runs §4.4 with the sent tokens as the validated ones: the worker answered
-// InitConnection, so it accepted every one of them.
+// decide runs gradient-protocol §4.4 with the sent tokens as the validated ones: the worker
+// answered InitConnection, so it accepted every one of them.
 func (d Dialer) decide() Decision {
 	return Authorize(AuthInput{Facts: d.facts, Offered: d.sent, Valid: d.sent})
 }

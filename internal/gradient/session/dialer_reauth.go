@@ -2,11 +2,11 @@ package session
 
 import "github.com/buildfleet/buildfleet/internal/gradient/wire"
 
-// Reauth on a server-dialed session (spec §4.3): the server holds the tokens, so a reauth is
-// a lookup followed by AuthUpdate alone, never AuthChallenge. A lookup that finds an active
-// registration whose token this session did not carry cannot be settled on this socket (the
-// worker verifies server tokens only in Authenticate), so the session closes and the next dial
-// carries the token.
+// Reauth on a server-dialed session (gradient-protocol §4.3): the server holds the tokens, so
+// a reauth is a lookup followed by AuthUpdate alone, never AuthChallenge. A lookup that finds
+// an active registration whose token this session did not carry cannot be settled on this
+// socket (the worker verifies server tokens only in Authenticate), so the session closes and
+// the next dial carries the token.
 
 func (d Dialer) startReauth() (Dialer, Output) {
 	if d.phase != dRunning {

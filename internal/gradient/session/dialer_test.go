@@ -32,51 +32,51 @@ func TestDialerTransitions(t *testing.T) {
 		cfg   session.DialerConfig
 		steps []step
 	}{
-		{"§4.1 as_dialer: Authenticate, InitConnection, InitAck with no challenge round → Running", dialerCfg, []step{
+		{"gradient-protocol §4.1 as_dialer: Authenticate, InitConnection, InitAck with no challenge round → Running", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(twoProjs), claim},
 			{claimed(true), running(session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"proj-a", "proj-b"}},
 				&wire.InitAck{Capabilities: serverCaps, AuthorizedPeers: []string{"proj-a", "proj-b"}})},
 		}},
-		{"§4.1 as_dialer: a registration without a token at this URL is failed with no token provided", dialerCfg, []step{
+		{"gradient-protocol §4.1 as_dialer: a registration without a token at this URL is failed with no token provided", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(three), claim},
 			{claimed(true), running(session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"proj-a", "proj-b"},
 				Failed: []wire.FailedPeer{failed("proj-c", "no token provided")}},
 				&wire.InitAck{Capabilities: serverCaps, AuthorizedPeers: []string{"proj-a", "proj-b"}, FailedPeers: []wire.FailedPeer{failed("proj-c", "no token provided")}})},
 		}},
-		{"§4.1 as_dialer: InitConnection under another ID → Reject 400 dialed worker answered as <id>", dialerCfg, []step{
+		{"gradient-protocol §4.1 as_dialer: InitConnection under another ID → Reject 400 dialed worker answered as <id>", dialerCfg, []step{
 			{recv(initConn(otherID)), dialerReject(400, "dialed worker answered as "+otherID)},
 		}},
-		{"§4.5 400: a first answer other than InitConnection → Reject 400 expected InitConnection", dialerCfg, []step{
+		{"gradient-protocol §4.5 400: a first answer other than InitConnection → Reject 400 expected InitConnection", dialerCfg, []step{
 			{recv(&wire.AuthResponse{}), dialerReject(400, "expected InitConnection")},
 		}},
-		{"§4.1 as_dialer: the worker's Reject ends the session (kept as offline reason)", dialerCfg, []step{
+		{"gradient-protocol §4.1 as_dialer: the worker's Reject ends the session (kept as offline reason)", dialerCfg, []step{
 			{recv(clientReject(401, "unknown worker id or wrong token")),
 				ends(session.End{Kind: session.EndRejectReceived, Code: 401, Reason: "unknown worker id or wrong token", WorkerID: workerID, Registered: true})},
 		}},
-		{"§10 Q9: no open mode: a server-dialed unregistered worker → Reject 403 unknown worker", dialerCfg, []step{
+		{"gradient-server §10.9: no open mode: a server-dialed unregistered worker → Reject 403 unknown worker", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(session.WorkerFacts{}), dialerReject(403, "unknown worker")},
 		}},
-		{"§4.4 step 2: registrations deactivated since the dial → Reject 403 worker is deactivated", dialerCfg, []step{
+		{"gradient-protocol §4.4 step 2: registrations deactivated since the dial → Reject 403 worker is deactivated", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{inactive(projA)}}), dialerReject(403, "worker is deactivated")},
 		}},
-		{"§4.4 step 3: no stored token was sent → Reject 401 no valid peer tokens provided", session.DialerConfig{WorkerID: workerID}, []step{
+		{"gradient-protocol §4.4 step 3: no stored token was sent → Reject 401 no valid peer tokens provided", session.DialerConfig{WorkerID: workerID}, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(twoProjs), dialerReject(401, "no valid peer tokens provided")},
 		}},
-		{"§4.4 step 4: every accepted project lacks a cache → Reject 495", dialerCfg, []step{
+		{"gradient-protocol §4.4 step 4: every accepted project lacks a cache → Reject 495", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{noCache(projA), noCache(projB)}}), dialerReject(495, "project has no cache subscribed")},
 		}},
-		{"§4.5 496: a live session holds the ID → Reject 496 worker already connected", dialerCfg, []step{
+		{"gradient-protocol §4.5 496: a live session holds the ID → Reject 496 worker already connected", dialerCfg, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(twoProjs), claim},
 			{claimed(false), dialerReject(496, "worker already connected")},
 		}},
-		{"§4.2 team worker dialed with the team token → granting projects", session.DialerConfig{WorkerID: workerID, Tokens: []wire.PeerToken{tok("team-1", "tt")}}, []step{
+		{"gradient-protocol §4.2 team worker dialed with the team token → granting projects", session.DialerConfig{WorkerID: workerID, Tokens: []wire.PeerToken{tok("team-1", "tt")}}, []step{
 			{recv(initConn(workerID)), lookup},
 			{facts(team), claim},
 			{claimed(true), running(session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"p1"}},
@@ -142,37 +142,37 @@ func TestDialerReauth(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"§4.3 server-dialed: a ReauthRequest is answered with AuthUpdate alone (proj-b now has a cache)", []step{
+		{"gradient-protocol §4.3 server-dialed: a ReauthRequest is answered with AuthUpdate alone (proj-b now has a cache)", []step{
 			{recv(&wire.ReauthRequest{}), lookup},
 			{facts(grown), reauthorized(result([]string{"proj-a", "proj-b"}), &wire.AuthUpdate{AuthorizedPeers: []string{"proj-a", "proj-b"}})},
 		}},
-		{"§4.3 server-dialed: a server trigger is answered with AuthUpdate alone, never AuthChallenge", []step{
+		{"gradient-protocol §4.3 server-dialed: a server trigger is answered with AuthUpdate alone, never AuthChallenge", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(base), reauthorized(result([]string{"proj-a"}, failed("proj-b", "project has no cache subscribed")),
 				&wire.AuthUpdate{AuthorizedPeers: []string{"proj-a"}, FailedPeers: []wire.FailedPeer{failed("proj-b", "project has no cache subscribed")}})},
 		}},
-		{"§4.3 server-dialed: a new registration with a token for this URL closes the session to redial", []step{
+		{"gradient-protocol §4.3 server-dialed: a new registration with a token for this URL closes the session to redial", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{dialable(projA), dialable(projB), dialable(sessiontest.Project("proj-c"))}}),
 				ends(session.End{Kind: session.EndRedial, WorkerID: workerID, Registered: true})},
 		}},
-		{"§4.3 server-dialed: a new registration without a stored token does not redial", []step{
+		{"gradient-protocol §4.3 server-dialed: a new registration without a stored token does not redial", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{dialable(projA), noCache(dialable(projB)), sessiontest.Project("proj-c")}}),
 				reauthorized(result([]string{"proj-a"}, failed("proj-c", "no token provided"), failed("proj-b", "project has no cache subscribed")),
 					&wire.AuthUpdate{AuthorizedPeers: []string{"proj-a"}, FailedPeers: []wire.FailedPeer{
 						failed("proj-c", "no token provided"), failed("proj-b", "project has no cache subscribed")}})},
 		}},
-		{"§4.3 all registrations deactivated → Reject 403 worker is deactivated", []step{
+		{"gradient-protocol §4.3 all registrations deactivated → Reject 403 worker is deactivated", []step{
 			{session.ServerReauth{}, lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{inactive(projA)}}), dialerReject(403, "worker is deactivated")},
 		}},
-		{"§1.4: InitConnection after the handshake → Error 400, session continues; job messages pass", []step{
+		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400, session continues; job messages pass", []step{
 			{recv(initConn(workerID)), sends(&wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
 			{recv(&wire.AuthResponse{}), session.Output{}},
 			{recv(&wire.RequestJob{}), pass()},
 		}},
-		{"§10 Q3: a ClientReject while running ends the session", []step{
+		{"gradient-server §10.3: a ClientReject while running ends the session", []step{
 			{recv(clientReject(400, "bye")), ends(session.End{Kind: session.EndRejectReceived, Code: 400, Reason: "bye", WorkerID: workerID, Registered: true})},
 		}},
 		{"driver contract: a TokensAnswer is never asked of a dialer", []step{
@@ -187,7 +187,8 @@ func TestDialerReauth(t *testing.T) {
 	}
 }
 
-// §4.3: a trigger before Running is queued and its lookup rides on the InitAck output.
+// gradient-protocol §4.3: a trigger before Running is queued and its lookup rides on
+// the InitAck output.
 func TestDialerReauthQueuedDuringHandshake(t *testing.T) {
 	d, start := session.NewDialer(dialerCfg)
 	runScript(t, d, start, sends(authenticate), []step{

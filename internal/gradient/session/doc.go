@@ -1,7 +1,9 @@
-// Package session is gradient's handshake as one pure state machine (spec §4, §5): the four
-// roles of §4.1 — Authority (the server, a worker dialed in), Peer (the worker, dialing),
-// Dialer (the server, dialing a worker) and Dialed (the worker, accepting) — plus reauth
-// (§4.3), the authorization decision (§4.4, §4.5) and capability negotiation (§5).
+// Package session is gradient's handshake as one pure state machine (gradient-protocol §4,
+// gradient-protocol §5): the four roles of gradient-protocol §4.1 — Authority (the server, a
+// worker dialed in), Peer (the worker, dialing), Dialer (the server, dialing a worker) and
+// Dialed (the worker, accepting) — plus reauth (gradient-protocol §4.3), the authorization
+// decision (gradient-protocol §4.4, gradient-protocol §4.5) and capability negotiation
+// (gradient-protocol §5).
 //
 // Every role is a value. Step takes the current value and one Event and returns the next
 // value and an Output: the messages to send (in order), an optional Need, a Status
@@ -29,7 +31,7 @@
 //	for {
 //		send(out.Send...)                         // always first, even when the session ends
 //		if out.Status == session.Ended {
-//			closeWith(out.End)                    // e.g. 1008 "<code> <reason>" after a Reject (§10 Q4)
+//			closeWith(out.End)                    // e.g. 1008 "<code> <reason>" after a Reject (gradient-server §10.4)
 //			return
 //		}
 //		if out.Status == session.Running {

@@ -37,12 +37,14 @@ type TokensAnswer struct{ Valid []string }
 // the worker ID (496).
 type ClaimAnswer struct{ Claimed bool }
 
-// ServerReauth is the server's reauth trigger on a running session (spec §4.3): a peer newly
-// registered the worker, or a project it serves subscribed to a cache. Server roles only.
+// ServerReauth is the server's reauth trigger on a running session (gradient-protocol §4.3):
+// a peer newly registered the worker, or a project it serves subscribed to a cache. Server
+// roles only.
 type ServerReauth struct{}
 
-// PeersChanged is the worker's reauth trigger (spec §4.3): its peers file changed. Tokens
-// replaces the token map; a running session sends ReauthRequest. Worker roles only.
+// PeersChanged is the worker's reauth trigger (gradient-protocol §4.3): its peers file
+// changed. Tokens replaces the token map; a running session sends ReauthRequest. Worker roles
+// only.
 type PeersChanged struct{ Tokens PeerTokens }
 
 func (Received) isEvent()     {}
@@ -71,7 +73,8 @@ type VerifyTokens struct {
 
 // ClaimSession asks the driver to claim the one live-session slot of WorkerID atomically
 // (answer: ClaimAnswer). Asked once, after authorization accepted and before InitAck (the Go
-// choice of spec §4.1 and §10 Q3). The driver releases the slot when the session ends.
+// choice of gradient-protocol §4.1 and gradient-server §10.3). The driver releases the slot
+// when the session ends.
 type ClaimSession struct{ WorkerID string }
 
 func (LookupWorker) isNeed() {}

@@ -1,7 +1,7 @@
 package session
 
-// PeerKind is what registered a worker (spec §4.2). Only projects need a cache subscription
-// (§4.4 step 4).
+// PeerKind is what registered a worker (gradient-protocol §4.2). Only projects need a cache
+// subscription (gradient-protocol §4.4 step 4).
 type PeerKind uint8
 
 const (
@@ -22,23 +22,26 @@ func (k PeerKind) String() string {
 	return "unknown"
 }
 
-// Registration is one worker_registration row as the handshake sees it (spec §9).
+// Registration is one worker_registration row as the handshake sees it (gradient-server §9).
 type Registration struct {
 	PeerID string
 	Kind   PeerKind
 	Active bool
-	// EnableFetch, EnableEval and EnableBuild clamp the negotiated capabilities (§5).
+	// EnableFetch, EnableEval and EnableBuild clamp the negotiated capabilities
+	// (gradient-protocol §5).
 	EnableFetch, EnableEval, EnableBuild bool
 	// HasCache: the project is subscribed to at least one cache. Ignored for caches and
 	// proxies.
 	HasCache bool
 	// HasDialToken: the server holds this registration's plaintext token for the URL it
 	// dials. A server-dialed reauth that finds an active registration with a token the
-	// session did not carry closes the session so the next dial carries it (§4.3).
+	// session did not carry closes the session so the next dial carries it
+	// (gradient-protocol §4.3).
 	HasDialToken bool
 }
 
-// TeamWorker is a team_worker row with the projects granting the team's workers (§4.2).
+// TeamWorker is a team_worker row with the projects granting the team's workers
+// (gradient-protocol §4.2).
 type TeamWorker struct {
 	TeamID  string
 	Enabled bool
@@ -53,14 +56,15 @@ type Grant struct {
 
 // WorkerFacts is what the server knows about one worker ID: every registration (active or
 // not) or its team worker. A worker ID belongs to one registration owner or one team worker
-// (§4.2); when Team is set the registrations are ignored, as the decision checks teams first.
+// (gradient-protocol §4.2); when Team is set the registrations are ignored, as the decision
+// checks teams first.
 type WorkerFacts struct {
 	Registrations []Registration
 	Team          *TeamWorker
 }
 
 // Registered reports whether any registration or team worker exists for the ID, active or
-// not (the §4.4 bookkeeping's "registered worker ID").
+// not (the gradient-protocol §4.4 bookkeeping's "registered worker ID").
 func (f WorkerFacts) Registered() bool { return f.Team != nil || len(f.Registrations) > 0 }
 
 // ActiveRegistrations lists the active registrations, first row per peer ID. Empty for a
@@ -80,8 +84,8 @@ func (f WorkerFacts) ActiveRegistrations() []Registration {
 	return out
 }
 
-// Challenge is the AuthChallenge peer list (§4.1 Greeted): the team ID for a team worker,
-// otherwise the active registrations' peer IDs.
+// Challenge is the AuthChallenge peer list (gradient-protocol §4.1 Greeted): the team ID for
+// a team worker, otherwise the active registrations' peer IDs.
 func (f WorkerFacts) Challenge() []string {
 	if f.Team != nil {
 		return []string{f.Team.TeamID}

@@ -20,8 +20,9 @@ func union(old, add []string) []string {
 	return slices.Clip(out)
 }
 
-// failuresOutside drops failures of peers that are authorized: a failing token during a
-// reauth never removes an earlier grant (§4.3), so such a peer is reported as authorized only.
+// failuresOutside drops failures of peers that are authorized: a failing token during a reauth
+// never removes an earlier grant (gradient-protocol §4.3), so such a peer is reported as
+// authorized only.
 func failuresOutside(failed []wire.FailedPeer, authorized []string) []wire.FailedPeer {
 	granted := toSet(authorized)
 	var out []wire.FailedPeer
@@ -33,9 +34,9 @@ func failuresOutside(failed []wire.FailedPeer, authorized []string) []wire.Faile
 	return out
 }
 
-// growGrants folds a reauth decision into a running server session (§4.3): the authorized set
-// becomes the union of the old set and the decision's, whatever the decision's verdict, and
-// the AuthUpdate that tells the worker.
+// growGrants folds a reauth decision into a running server session (gradient-protocol §4.3):
+// the authorized set becomes the union of the old set and the decision's, whatever the
+// decision's verdict, and the AuthUpdate that tells the worker.
 func growGrants(cur Result, d Decision) (Result, *wire.AuthUpdate) {
 	cur.Authorized = union(cur.Authorized, d.Authorized)
 	cur.Failed = failuresOutside(d.Failed, cur.Authorized)

@@ -42,8 +42,8 @@ type Output struct {
 // Result is a session's handshake outcome, and after a reauth its current grants.
 type Result struct {
 	WorkerID     string
-	Capabilities wire.GradientCapabilities // negotiated (spec §5)
-	Authorized   []string                  // peer IDs; never shrinks across reauths (§4.3)
+	Capabilities wire.GradientCapabilities // negotiated (gradient-protocol §5)
+	Authorized   []string                  // peer IDs; never shrinks across reauths (gradient-protocol §4.3)
 	Failed       []wire.FailedPeer         // the latest round's failures, authorized peers excluded
 }
 
@@ -58,7 +58,7 @@ type EndKind uint8
 
 const (
 	// EndRejectSent: this side refused the other; the Reject is the last message of Send.
-	// Close with 1008 "<code> <reason>" (§10 Q4).
+	// Close with 1008 "<code> <reason>" (gradient-server §10.4).
 	EndRejectSent EndKind = iota + 1
 	// EndRejectReceived: the other side sent Reject (or, during the handshake, Error).
 	EndRejectReceived
@@ -66,10 +66,11 @@ const (
 	// has no Reject of its own (only a dialed worker sends ClientMessage::Reject), so nothing
 	// is sent; Code and Reason say what was expected.
 	EndProtocolError
-	// EndDrained: the server sent Draining. A worker backs off as after a refusal (§4.5).
+	// EndDrained: the server sent Draining. A worker backs off as after a refusal
+	// (gradient-protocol §4.5).
 	EndDrained
 	// EndRedial: a server-dialed reauth found a registration whose token this session did
-	// not carry; close normally so the next dial carries it (§4.3).
+	// not carry; close normally so the next dial carries it (gradient-protocol §4.3).
 	EndRedial
 	// EndFault: the driver broke the stepping contract; Err wraps ErrOutOfTurn or
 	// ErrNotForRole.
@@ -91,7 +92,8 @@ type End struct {
 	Reason string
 	// WorkerID is the ID the session was about, when known.
 	WorkerID string
-	// BeforeTokenCheck: the failure came before any token was checked (§4.4 Bookkeeping).
+	// BeforeTokenCheck: the failure came before any token was checked (gradient-protocol §4.4
+	// Bookkeeping).
 	BeforeTokenCheck bool
 	// Registered: the server knows a registration or team worker for WorkerID (set by the
 	// server roles once the facts were looked up).

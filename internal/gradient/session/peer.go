@@ -10,9 +10,9 @@ import (
 type PeerConfig struct {
 	WorkerID string
 	// Capabilities is what the worker offers; core and cache are cleared (only a server sets
-	// them, §5).
+	// them, gradient-protocol §5).
 	Capabilities wire.GradientCapabilities
-	// Tokens is the worker's peers file (§4.2).
+	// Tokens is the worker's peers file (gradient-protocol §4.2).
 	Tokens PeerTokens
 }
 
@@ -25,15 +25,15 @@ const (
 	pEnded
 )
 
-// Peer is the worker's role when it dials the server (spec §4.1 as_peer):
+// Peer is the worker's role when it dials the server (gradient-protocol §4.1 as_peer):
 //
 //	send InitConnection --AuthChallenge--> send AuthResponse --InitAck--> Running
 //
-// A Reject (or, during the handshake, an Error) ends it in any state (§10 Q3), Draining ends
-// it too, and an InitAck in place of the challenge is accepted (a cache session has no
-// challenge, §7.1). Anything else during the handshake ends it with EndProtocolError and
-// nothing sent. Running, it answers every AuthChallenge from its peers file, folds AuthUpdate
-// into its grants, and sends ReauthRequest when PeersChanged.
+// A Reject (or, during the handshake, an Error) ends it in any state (gradient-server §10.3),
+// Draining ends it too, and an InitAck in place of the challenge is accepted (a cache session
+// has no challenge, gradient-protocol §7.1). Anything else during the handshake ends it with
+// EndProtocolError and nothing sent. Running, it answers every AuthChallenge from its peers
+// file, folds AuthUpdate into its grants, and sends ReauthRequest when PeersChanged.
 type Peer struct {
 	workerID string
 	tokens   PeerTokens
@@ -165,9 +165,9 @@ func (p Peer) String() string {
 // GoString keeps %#v from printing the tokens.
 func (p Peer) GoString() string { return p.String() }
 
-// workerEnding is what ends either worker role whatever its state: a Reject always (§10
-// Q3: workers handle Reject in any state), Draining always, and an Error during the
-// handshake (a running session passes Errors to the job loop).
+// workerEnding is what ends either worker role whatever its state: a Reject always
+// (gradient-server §10 Q3: workers handle Reject in any state), Draining always, and an Error
+// during the handshake (a running session passes Errors to the job loop).
 func workerEnding(m wire.ServerMessage, running bool) (End, bool) {
 	switch m := m.(type) {
 	case *wire.ServerReject:

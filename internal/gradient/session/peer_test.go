@@ -30,49 +30,49 @@ func TestPeerTransitions(t *testing.T) {
 		cfg   session.PeerConfig
 		steps []step
 	}{
-		{"§4.1 as_peer: AuthChallenge answered from the peers file and its * line, InitAck → Running", peerCfg, []step{
+		{"gradient-protocol §4.1 as_peer: AuthChallenge answered from the peers file and its * line, InitAck → Running", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{recv(ack), running(ackResult)},
 		}},
-		{"§4.2 peers file without * line: unheld peers are left out of AuthResponse", session.PeerConfig{WorkerID: workerID,
+		{"gradient-protocol §4.2 peers file without * line: unheld peers are left out of AuthResponse", session.PeerConfig{WorkerID: workerID,
 			Tokens: session.NewPeerTokens([]wire.PeerToken{tok("proj-b", "tb")})}, []step{
 			{recv(challenge), sends(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-b", "tb")}})},
 		}},
-		{"§4.1 / §10 Q8: Reject in place of AuthChallenge ends the peer", peerCfg, []step{
+		{"gradient-protocol §4.1 / gradient-server §10.8: Reject in place of AuthChallenge ends the peer", peerCfg, []step{
 			{recv(serverReject(403, "unknown worker")), workerEnd(session.EndRejectReceived, 403, "unknown worker")},
 		}},
-		{"§4.1: Reject in place of InitAck ends the peer", peerCfg, []step{
+		{"gradient-protocol §4.1: Reject in place of InitAck ends the peer", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{recv(serverReject(401, "no valid peer tokens provided")), workerEnd(session.EndRejectReceived, 401, "no valid peer tokens provided")},
 		}},
-		{"§10 Q3: Reject after InitAck (older servers' 496) ends the peer", peerCfg, []step{
+		{"gradient-server §10.3: Reject after InitAck (older servers' 496) ends the peer", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{recv(ack), running(ackResult)},
 			{recv(serverReject(496, "worker already connected")), workerEnd(session.EndRejectReceived, 496, "worker already connected")},
 		}},
-		{"§1.4: Error during the handshake ends the peer", peerCfg, []step{
+		{"gradient-protocol §1.4: Error during the handshake ends the peer", peerCfg, []step{
 			{recv(&wire.ServerError{Code: 400, Message: "malformed message"}), workerEnd(session.EndRejectReceived, 400, "malformed message")},
 		}},
-		{"§4.5: Draining during the handshake ends the peer as drained", peerCfg, []step{
+		{"gradient-protocol §4.5: Draining during the handshake ends the peer as drained", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{recv(&wire.ServerDraining{}), workerEnd(session.EndDrained, 0, "")},
 		}},
-		{"§7.1: InitAck with no challenge (cache session) → Running", peerCfg, []step{
+		{"gradient-protocol §7.1: InitAck with no challenge (cache session) → Running", peerCfg, []step{
 			{recv(&wire.InitAck{Capabilities: session.CacheSessionCapabilities()}),
 				running(session.Result{WorkerID: workerID, Capabilities: session.CacheSessionCapabilities()})},
 		}},
-		{"§4.1 as_peer: anything else instead of AuthChallenge → protocol error, nothing sent", peerCfg, []step{
+		{"gradient-protocol §4.1 as_peer: anything else instead of AuthChallenge → protocol error, nothing sent", peerCfg, []step{
 			{recv(&wire.AuthUpdate{}), workerEnd(session.EndProtocolError, 400, "expected AuthChallenge")},
 		}},
-		{"§4.1 as_peer: anything else instead of InitAck → protocol error, nothing sent", peerCfg, []step{
+		{"gradient-protocol §4.1 as_peer: anything else instead of InitAck → protocol error, nothing sent", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{recv(challenge), workerEnd(session.EndProtocolError, 400, "expected InitAck")},
 		}},
-		{"§4.3: peers file changed before the challenge: the new file answers it", peerCfg, []step{
+		{"gradient-protocol §4.3: peers file changed before the challenge: the new file answers it", peerCfg, []step{
 			{session.PeersChanged{Tokens: session.NewPeerTokens([]wire.PeerToken{tok("proj-a", "new")})}, session.Output{}},
 			{recv(challenge), sends(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-a", "new")}})},
 		}},
-		{"§4.3: peers file changed after the answer: ReauthRequest goes out with Running", peerCfg, []step{
+		{"gradient-protocol §4.3: peers file changed after the answer: ReauthRequest goes out with Running", peerCfg, []step{
 			{recv(challenge), sends(response)},
 			{session.PeersChanged{Tokens: session.NewPeerTokens([]wire.PeerToken{tok("proj-b", "tb")})}, session.Output{}},
 			{recv(ack), running(ackResult, &wire.ReauthRequest{})},
@@ -103,25 +103,25 @@ func TestPeerRunning(t *testing.T) {
 		name  string
 		steps []step
 	}{
-		{"§4.3: a reauth AuthChallenge is answered; AuthUpdate grows the grants (union)", []step{
+		{"gradient-protocol §4.3: a reauth AuthChallenge is answered; AuthUpdate grows the grants (union)", []step{
 			{recv(&wire.AuthChallenge{Peers: []string{"proj-c"}}), sends(&wire.AuthResponse{Tokens: []wire.PeerToken{tok("proj-c", "wild")}})},
 			{recv(&wire.AuthUpdate{AuthorizedPeers: []string{"proj-c"}, FailedPeers: []wire.FailedPeer{failed("proj-a", "invalid token"), failed("proj-d", "no token provided")}}),
 				reauthorized(session.Result{WorkerID: workerID, Capabilities: serverCaps, Authorized: []string{"proj-a", "proj-c"},
 					Failed: []wire.FailedPeer{failed("proj-d", "no token provided")}})},
 		}},
-		{"§4.3: peers file changed while running → ReauthRequest", []step{
+		{"gradient-protocol §4.3: peers file changed while running → ReauthRequest", []step{
 			{session.PeersChanged{Tokens: session.NewPeerTokens(nil)}, sends(&wire.ReauthRequest{})},
 		}},
-		{"§6: job messages and Errors pass to the job loop; stray handshake messages are dropped", []step{
+		{"gradient-server §6: job messages and Errors pass to the job loop; stray handshake messages are dropped", []step{
 			{recv(&wire.AssignJob{}), pass()},
 			{recv(&wire.ServerError{Code: 400, Message: "unexpected InitConnection"}), pass()},
 			{recv(ack), session.Output{}},
 			{recv(&wire.Authenticate{}), session.Output{}},
 		}},
-		{"§3.2 Draining while running ends the session, never the process", []step{
+		{"gradient-protocol §3.2 Draining while running ends the session, never the process", []step{
 			{recv(&wire.ServerDraining{}), workerEnd(session.EndDrained, 0, "")},
 		}},
-		{"§4.3: 403 worker is deactivated while running ends the session", []step{
+		{"gradient-protocol §4.3: 403 worker is deactivated while running ends the session", []step{
 			{recv(serverReject(403, "worker is deactivated")), workerEnd(session.EndRejectReceived, 403, "worker is deactivated")},
 		}},
 		{"driver contract: answers and server triggers are not for a peer", []step{
@@ -143,7 +143,8 @@ func TestPeerRunning(t *testing.T) {
 	})
 }
 
-// §4.2, spec "never log tokens": the role, its peers file and a VerifyTokens print peer IDs only.
+// gradient-protocol §4.2, spec "never log tokens": the role, its peers file and a VerifyTokens
+// print peer IDs only.
 func TestSecretsStayOutOfFormatting(t *testing.T) {
 	file := session.NewPeerTokens([]wire.PeerToken{tok("proj-a", "s3cr3t-a"), tok("*", "s3cr3t-w")})
 	p, _ := session.NewPeer(session.PeerConfig{WorkerID: workerID, Tokens: file})

@@ -19,7 +19,8 @@ import (
 // (value, event); the output is well formed and encodable; a fault happens exactly when the
 // driver broke the contract; the handshake consumes a bounded number of messages; grants never
 // shrink once running. At the end, a role that has not ended still reaches an end: its pending
-// needs are answerable and the other side's Reject ends it (§10 Q3: Reject in any state).
+// needs are answerable and the other side's Reject ends it (gradient-server §10.3: Reject in
+// any state).
 func TestPropertyArbitrarySequences(t *testing.T) {
 	t.Run("authority", func(t *testing.T) { rapid.Check(t, checkRole(authorityHarness())) })
 	t.Run("dialer", func(t *testing.T) { rapid.Check(t, checkRole(dialerHarness())) })
@@ -177,7 +178,7 @@ func checkEnd[S session.Role[S]](t *rapid.T, before S, out session.Output) {
 		return
 	}
 	if !slices.Contains([]uint16{400, 401, 403, 495, 496}, e.Code) || e.Reason == "" {
-		t.Fatalf("rejection %d %q is not one of §4.5", e.Code, e.Reason)
+		t.Fatalf("rejection %d %q is not one of gradient-protocol §4.5", e.Code, e.Reason)
 	}
 	code, reason := rejectOf(out.Send[len(out.Send)-1])
 	if len(out.Send) != 1 || code != e.Code || reason != e.Reason {
@@ -195,8 +196,8 @@ func rejectOf(m wire.Message) (uint16, string) {
 	return 0, ""
 }
 
-// checkGrowth: once running, the authorized set only grows (§4.3), and no authorized peer is
-// reported as failed.
+// checkGrowth: once running, the authorized set only grows (gradient-protocol §4.3), and no
+// authorized peer is reported as failed.
 func checkGrowth[S session.Role[S]](t *rapid.T, o *observer, after S, out session.Output) {
 	if !after.Running() {
 		return

@@ -2,7 +2,7 @@ package session
 
 import "unicode/utf8"
 
-// Rejection codes of spec §4.5.
+// Rejection codes of gradient-protocol §4.5.
 const (
 	CodeUnexpected       uint16 = 400 // an unexpected message during the handshake
 	CodeUnauthorized     uint16 = 401 // no valid token (server) or wrong worker/token (dialed worker)
@@ -11,7 +11,7 @@ const (
 	CodeAlreadyConnected uint16 = 496 // one session per worker ID
 )
 
-// Reject reasons, exactly as spec §4.1 and §4.5 word them.
+// Reject reasons, exactly as gradient-protocol §4.1 and gradient-protocol §4.5 word them.
 const (
 	ReasonExpectedInitConnection = "expected InitConnection"
 	ReasonExpectedAuthResponse   = "expected AuthResponse"
@@ -34,13 +34,14 @@ const (
 	ReasonExpectedInitAck       = "expected InitAck"
 )
 
-// Error messages (ServerMessage::Error, spec §1.4) the session sends without ending.
+// Error messages (ServerMessage::Error, gradient-protocol §1.4) the session sends without
+// ending.
 const (
 	// MessageUnexpectedInitConnection answers an InitConnection after the handshake, code 400.
 	MessageUnexpectedInitConnection = "unexpected InitConnection"
 )
 
-// failed_peers reasons (spec §4.4 step 4 and 5).
+// failed_peers reasons (gradient-protocol §4.4 step 4 and 5).
 const (
 	FailedInvalidToken = "invalid token"
 	FailedNoToken      = "no token provided"

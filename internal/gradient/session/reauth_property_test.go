@@ -11,9 +11,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// §4.3 "reauth never revokes": across any number of reauth rounds with any facts, tokens and
-// verdicts, the authority's grants are exactly the union of the old grants and each round's
-// decision, AuthUpdate tells the worker that set, and no granted peer is reported as failed.
+// gradient-protocol §4.3 "reauth never revokes": across any number of reauth rounds with any
+// facts, tokens and verdicts, the authority's grants are exactly the union of the old grants
+// and each round's decision, AuthUpdate tells the worker that set, and no granted peer is
+// reported as failed.
 func TestPropertyAuthorityGrantsNeverShrink(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		a := runningAuthorityRapid(t)
@@ -41,7 +42,8 @@ func TestPropertyAuthorityGrantsNeverShrink(t *testing.T) {
 	})
 }
 
-// The same for the Dialer, whose reauth is a lookup and AuthUpdate alone (§4.3).
+// The same for the Dialer, whose reauth is a lookup and AuthUpdate alone
+// (gradient-protocol §4.3).
 func TestPropertyDialerGrantsNeverShrink(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		sent := []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb"), tok("cache-1", "tc")}
@@ -122,21 +124,22 @@ func checkRound(t *rapid.T, before []string, d session.Decision, out session.Out
 	}
 }
 
-// §10 Q3 and §4.1 as_peer: "workers must be ready for a Reject at any point". Every state a
-// Peer can wait in takes a Reject and ends with it, sending nothing.
+// gradient-server §10.3 and gradient-protocol §4.1 as_peer: "workers must be ready for a
+// Reject at any point". Every state a Peer can wait in takes a Reject and ends with it,
+// sending nothing.
 func TestPeerTakesRejectInEveryState(t *testing.T) {
 	challenge := recv(&wire.AuthChallenge{Peers: []string{"proj-a"}})
 	changed := session.PeersChanged{Tokens: session.NewPeerTokens(nil)}
 	states := map[string][]session.Event{
-		"§4.1 waiting for AuthChallenge":                   nil,
-		"§4.1 waiting for InitAck":                         {challenge},
-		"§4.3 waiting for InitAck, peers file changed":     {challenge, changed},
-		"§4.1 running":                                     {challenge, recv(ack)},
-		"§4.3 running, reauth challenge answered":          {challenge, recv(ack), challenge},
-		"§4.3 running, ReauthRequest sent":                 {challenge, recv(ack), changed},
-		"§4.3 running, after an AuthUpdate":                {challenge, recv(ack), recv(&wire.AuthUpdate{AuthorizedPeers: []string{"proj-b"}})},
-		"§7.1 running without a challenge (cache)":         {recv(ack)},
-		"§4.1 running, after a job message passed through": {challenge, recv(ack), recv(&wire.AssignJob{})},
+		"gradient-protocol §4.1 waiting for AuthChallenge":                   nil,
+		"gradient-protocol §4.1 waiting for InitAck":                         {challenge},
+		"gradient-protocol §4.3 waiting for InitAck, peers file changed":     {challenge, changed},
+		"gradient-protocol §4.1 running":                                     {challenge, recv(ack)},
+		"gradient-protocol §4.3 running, reauth challenge answered":          {challenge, recv(ack), challenge},
+		"gradient-protocol §4.3 running, ReauthRequest sent":                 {challenge, recv(ack), changed},
+		"gradient-protocol §4.3 running, after an AuthUpdate":                {challenge, recv(ack), recv(&wire.AuthUpdate{AuthorizedPeers: []string{"proj-b"}})},
+		"gradient-protocol §7.1 running without a challenge (cache)":         {recv(ack)},
+		"gradient-protocol §4.1 running, after a job message passed through": {challenge, recv(ack), recv(&wire.AssignJob{})},
 	}
 	for name, prefix := range states {
 		t.Run(name, func(t *testing.T) {
@@ -162,9 +165,9 @@ func TestPeerTakesRejectInEveryState(t *testing.T) {
 func TestDialedTakesRejectInEveryState(t *testing.T) {
 	auth := recv(&wire.Authenticate{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta")}})
 	states := map[string][]session.Event{
-		"§4.1 waiting for Authenticate": nil,
-		"§4.1 waiting for InitAck":      {auth, valid("proj-a")},
-		"§4.1 running":                  {auth, valid("proj-a"), recv(ack)},
+		"gradient-protocol §4.1 waiting for Authenticate": nil,
+		"gradient-protocol §4.1 waiting for InitAck":      {auth, valid("proj-a")},
+		"gradient-protocol §4.1 running":                  {auth, valid("proj-a"), recv(ack)},
 	}
 	for name, prefix := range states {
 		t.Run(name, func(t *testing.T) {

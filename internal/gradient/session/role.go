@@ -40,11 +40,11 @@ var (
 	_ Role[Dialed]    = Dialed{}
 )
 
-// OfflineReason applies the §4.4 bookkeeping rule to a server role's End: whether the server
-// keeps it as the worker's offline reason (the last failure of every worker ID, in memory),
-// and the text to keep. Refusals, received rejections and protocol errors are failures;
-// draining, redialing and driver faults are not. A failure before the token check is kept
-// only for a registered worker ID, so unknown IDs cannot fill the map.
+// OfflineReason applies the gradient-protocol §4.4 bookkeeping rule to a server role's End: whether
+// the server keeps it as the worker's offline reason (the last failure of every worker ID, in
+// memory), and the text to keep. Refusals, received rejections and protocol errors are failures;
+// draining, redialing and driver faults are not. A failure before the token check is kept only for
+// a registered worker ID, so unknown IDs cannot fill the map.
 func OfflineReason(e End) (workerID, reason string, keep bool) {
 	switch e.Kind {
 	case EndRejectSent, EndRejectReceived, EndProtocolError:
@@ -57,10 +57,10 @@ func OfflineReason(e End) (workerID, reason string, keep bool) {
 	return e.WorkerID, e.String(), true
 }
 
-// KeepFailure is the bookkeeping rule itself (§4.4): a failure is worth remembering for a
-// known worker ID when it happened at or after the token check, or when the ID is registered.
-// Drivers use it directly for failures outside the handshake machine, such as a failed
-// version agreement on a session the server dialed (spec §1.2).
+// KeepFailure is the bookkeeping rule itself (gradient-protocol §4.4): a failure is worth
+// remembering for a known worker ID when it happened at or after the token check, or when the ID is
+// registered. Drivers use it directly for failures outside the handshake machine, such as a failed
+// version agreement on a session the server dialed (gradient-protocol §1.2).
 func KeepFailure(workerID string, beforeTokenCheck, registered bool) bool {
 	return workerID != "" && (!beforeTokenCheck || registered)
 }

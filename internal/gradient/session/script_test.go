@@ -84,7 +84,8 @@ const (
 
 var (
 	workerCaps = wire.GradientCapabilities{Core: true, Cache: true, Fetch: true, Eval: true, Build: true, Federate: true}
-	// offeredCaps is workerCaps as a worker sends it: core and cache cleared (§5).
+	// offeredCaps is workerCaps as a worker sends it: core and cache cleared
+	// (gradient-protocol §5).
 	offeredCaps = wire.GradientCapabilities{Fetch: true, Eval: true, Build: true, Federate: true}
 	// serverCaps is what the server negotiates for offeredCaps with full registrations and
 	// federation off.

@@ -8,7 +8,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// WildcardPeer is the peers-file peer ID that answers every challenged peer (spec §4.2).
+// WildcardPeer is the peers-file peer ID that answers every challenged peer
+// (gradient-protocol §4.2).
 const WildcardPeer = "*"
 
 // PeerTokens is a worker's peers file as a map: the token it holds for each peer, and the
@@ -22,7 +23,7 @@ type PeerTokens struct {
 }
 
 // NewPeerTokens builds the map from peers-file pairs in file order; for a peer ID listed
-// twice the first pair wins, as on the server (§4.4 step 5).
+// twice the first pair wins, as on the server (gradient-protocol §4.4 step 5).
 func NewPeerTokens(pairs []wire.PeerToken) PeerTokens {
 	t := PeerTokens{byPeer: make(map[string]string, len(pairs))}
 	for _, p := range pairs {

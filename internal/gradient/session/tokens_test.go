@@ -17,25 +17,25 @@ func TestPeerTokensAnswer(t *testing.T) {
 		challenged []string
 		want       []wire.PeerToken
 	}{
-		{"§4.2: one token per challenged peer the worker holds, challenge order",
+		{"gradient-protocol §4.2: one token per challenged peer the worker holds, challenge order",
 			[]wire.PeerToken{tok("b", "tb"), tok("a", "ta")}, []string{"a", "b"},
 			[]wire.PeerToken{tok("a", "ta"), tok("b", "tb")}},
-		{"§4.2: peers without a line are left out",
+		{"gradient-protocol §4.2: peers without a line are left out",
 			[]wire.PeerToken{tok("a", "ta")}, []string{"a", "b"},
 			[]wire.PeerToken{tok("a", "ta")}},
-		{"§4.2: a single * line answers every challenged peer with the same token",
+		{"gradient-protocol §4.2: a single * line answers every challenged peer with the same token",
 			[]wire.PeerToken{tok("*", "w")}, []string{"a", "team-1"},
 			[]wire.PeerToken{tok("a", "w"), tok("team-1", "w")}},
-		{"§4.2: a peer's own line wins over the * line, wherever it stands",
+		{"gradient-protocol §4.2: a peer's own line wins over the * line, wherever it stands",
 			[]wire.PeerToken{tok("*", "w"), tok("a", "ta")}, []string{"a", "b"},
 			[]wire.PeerToken{tok("a", "ta"), tok("b", "w")}},
-		{"§4.4 step 5 mirrored: for a peer listed twice the first pair wins (also for *)",
+		{"gradient-protocol §4.4 step 5 mirrored: for a peer listed twice the first pair wins (also for *)",
 			[]wire.PeerToken{tok("a", "first"), tok("a", "second"), tok("*", "w1"), tok("*", "w2")}, []string{"a", "b"},
 			[]wire.PeerToken{tok("a", "first"), tok("b", "w1")}},
-		{"§4.1: a peer challenged twice is answered once",
+		{"gradient-protocol §4.1: a peer challenged twice is answered once",
 			[]wire.PeerToken{tok("a", "ta")}, []string{"a", "a"},
 			[]wire.PeerToken{tok("a", "ta")}},
-		{"§10 Q8: an empty challenge is answered with no tokens",
+		{"gradient-server §10.8: an empty challenge is answered with no tokens",
 			[]wire.PeerToken{tok("*", "w")}, nil, nil},
 	}
 	for _, tc := range tests {

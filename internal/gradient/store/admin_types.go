@@ -6,7 +6,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 )
 
-// NewProject creates a project (a peer that grants jobs, §4.2).
+// NewProject creates a project (a peer that grants jobs, gradient-protocol §4.2).
 type NewProject struct {
 	Name      string // unique
 	RepoURL   string
@@ -42,7 +42,7 @@ type Cache struct {
 	CreatedAt     time.Time
 }
 
-// Team owns team workers; projects grant its workers (§4.2).
+// Team owns team workers; projects grant its workers (gradient-protocol §4.2).
 type Team struct {
 	ID, Name  string
 	CreatedAt time.Time
@@ -72,7 +72,8 @@ type APIKey struct {
 // NewRegistration registers a worker ID for a peer (a project or cache ID).
 type NewRegistration struct {
 	PeerID, WorkerID string
-	// TokenHash is the argon2id PHC string or legacy lowercase SHA-256 hex (§4.2).
+	// TokenHash is the argon2id PHC string or legacy lowercase SHA-256 hex
+	// (gradient-protocol §4.2).
 	TokenHash string
 	// TokenEnc and URL are set for server-dialed workers: the encrypted plaintext token the
 	// server presents, and the worker's URL. Both or neither.
@@ -108,17 +109,17 @@ type TeamWorkerRow struct {
 	CreatedAt                 time.Time
 }
 
-// WorkerIdentity is everything the handshake needs about one worker ID in one read (§4.4):
-// Facts maps 1:1 onto session.FactsAnswer, and TokenHashes holds the stored hash for each
-// peer the challenge names (registrations by peer ID, a team worker by team ID) for the
-// server to verify tokens against.
+// WorkerIdentity is everything the handshake needs about one worker ID in one read
+// (gradient-protocol §4.4): Facts maps 1:1 onto session.FactsAnswer, and TokenHashes holds
+// the stored hash for each peer the challenge names (registrations by peer ID, a team
+// worker by team ID) for the server to verify tokens against.
 type WorkerIdentity struct {
 	Facts       session.WorkerFacts
 	TokenHashes map[string]string
 }
 
-// DialTarget is a worker the server dials (§4.1 Dialer): its URL and the encrypted token of
-// every active registration (or the team worker) stored for that URL.
+// DialTarget is a worker the server dials (gradient-protocol §4.1 Dialer): its URL and the
+// encrypted token of every active registration (or the team worker) stored for that URL.
 type DialTarget struct {
 	WorkerID, URL string
 	Tokens        []DialToken
@@ -132,7 +133,8 @@ type DialToken struct {
 
 // WorkerInfo is a worker for the API's worker list: the worker row joined with whether any
 // registration or team worker names it. Live is the server's to overlay (sessions are in
-// memory, §9); the store reports the last stamps and the last failure reason.
+// memory, gradient-server §9); the store reports the last stamps and the last failure
+// reason.
 type WorkerInfo struct {
 	WorkerID        string
 	DisplayName     string

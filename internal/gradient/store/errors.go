@@ -10,10 +10,11 @@ var (
 	// hash, a (peer, worker) registration, a team worker's worker ID).
 	ErrConflict = errors.New("store: already exists")
 	// ErrWorkerIDTaken: the worker ID belongs to a team worker and a registration was asked
-	// for it, or the reverse (spec §4.2: one registration owner or one team worker per ID).
+	// for it, or the reverse (gradient-protocol §4.2: one registration owner or one team
+	// worker per ID).
 	ErrWorkerIDTaken = errors.New("store: worker id belongs to another kind of owner")
 	// ErrLostRace: Claim found the job claimed by someone else or no longer startable; try the
-	// next candidate (§6.1, up to 3 times).
+	// next candidate (gradient-server §6.1, up to 3 times).
 	ErrLostRace = errors.New("store: job already claimed or no longer startable")
 	// ErrStaleAssignment: the report names an assignment that is closed, unknown, or of the
 	// other job kind; drop the report.

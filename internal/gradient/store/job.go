@@ -54,8 +54,8 @@ func ParseJobID(s string) (JobRef, error) {
 	return JobRef{}, fmt.Errorf("job id %q: unknown kind: %w", s, ErrInvalid)
 }
 
-// StoreHash is the 32-character hash part of a Nix store path, the cached_path key (§9):
-// "/nix/store/<hash>-<name>" or the "<hash>-<name>" reference form.
+// StoreHash is the 32-character hash part of a Nix store path, the cached_path key
+// (gradient-server §9): "/nix/store/<hash>-<name>" or the "<hash>-<name>" reference form.
 func StoreHash(storePath string) (string, error) {
 	base := storePath
 	if i := strings.LastIndexByte(base, '/'); i >= 0 {

@@ -77,7 +77,8 @@ func TestBuildOptionsFillsDefaults(t *testing.T) {
 	}
 }
 
-// TestStatusNumbersArePinned guards spec §9's numbering, which the database stores.
+// TestStatusNumbersArePinned guards gradient-server §9's numbering, which the
+// database stores.
 func TestStatusNumbersArePinned(t *testing.T) {
 	builds := []BuildStatus{BuildCreated, BuildQueued, BuildBuilding, BuildCompleted, BuildFailedPermanent,
 		BuildAborted, BuildDependencyFailed, BuildSubstituted, BuildFailedTransient, BuildFailedTimeout}

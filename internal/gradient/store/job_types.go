@@ -56,7 +56,8 @@ type EvalBatch struct {
 	Errors       []string // stored as Error messages, source "eval"
 }
 
-// CandidateQuery asks for the startable jobs of one kind a worker may run (§6.1).
+// CandidateQuery asks for the startable jobs of one kind a worker may run
+// (gradient-server §6.1).
 type CandidateQuery struct {
 	Kind JobKind
 	// Projects the worker authenticated for; a job qualifies when one of its evaluations
@@ -68,7 +69,8 @@ type CandidateQuery struct {
 	Limit             int // at most this many, oldest job ID first; <= 0 means 3
 }
 
-// Candidate is a startable job, in spec order (score 0, smaller job ID first).
+// Candidate is a startable job, in assignment order (no scoring, smaller job ID first;
+// gradient-server §10.13).
 type Candidate struct {
 	Job              JobRef
 	System           string   // builds only
@@ -127,7 +129,7 @@ type Effects struct {
 	// Settled: evaluations that reached a terminal status.
 	Settled []SettledEvaluation
 	// Closed: open assignments this change closed while a worker may still run them; send
-	// AbortJob{job_id} for each (§6.5).
+	// AbortJob{job_id} for each (gradient-server §6.5).
 	Closed []OpenAssignment
 	// Demoted: store hashes whose cached_path rows were deleted; delete their NAR objects.
 	Demoted []string
@@ -179,8 +181,8 @@ type Recovery struct {
 	Assignments, Attempts, Builds, Evaluations int
 }
 
-// CachedPath is a cached_path row (§7.3). FileHash "" means the bytes are not fully stored:
-// such a row is never reported as cached.
+// CachedPath is a cached_path row (gradient-protocol §7.3). FileHash "" means the bytes
+// are not fully stored: such a row is never reported as cached.
 type CachedPath struct {
 	StorePath     string
 	StoreHash     string // derived from StorePath

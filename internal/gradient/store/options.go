@@ -2,7 +2,8 @@ package store
 
 import "time"
 
-// Policy holds the job-loop limits of spec §6.4 and §6.5. Zero fields take the defaults.
+// Policy holds the job-loop limits of gradient-server §6.4 and gradient-server §6.5. Zero
+// fields take the defaults.
 type Policy struct {
 	// MaxBuildAttempts is build.maxAttempts: a transient failure on the last attempt makes
 	// the build FailedPermanent (3).
@@ -25,7 +26,7 @@ type Policy struct {
 	MaxLogBytes int64
 }
 
-// DefaultPolicy is the spec's configuration defaults.
+// DefaultPolicy is the defaults gradient-server §6.4 and gradient-server §6.5 give.
 func DefaultPolicy() Policy {
 	return Policy{
 		MaxBuildAttempts:       3,
@@ -74,7 +75,7 @@ func (p Policy) Backoff(n int) time.Duration {
 type Options struct {
 	// Clock stamps every row and decides retry readiness; time.Now when nil.
 	Clock func() time.Time
-	// Policy holds the §6.4 limits.
+	// Policy holds the gradient-server §6.4 limits.
 	Policy Policy
 }
 

@@ -2,7 +2,8 @@ package store
 
 import "fmt"
 
-// BuildStatus is a build's state. The numbers are pinned by spec §9 and stored as is.
+// BuildStatus is a build's state. The numbers are pinned by gradient-server §9 and stored as
+// is.
 type BuildStatus uint8
 
 const (
@@ -14,7 +15,7 @@ const (
 	BuildAborted          BuildStatus = 5
 	BuildDependencyFailed BuildStatus = 6
 	BuildSubstituted      BuildStatus = 7
-	BuildFailedTransient  BuildStatus = 8 // failed, retried once NotBefore has passed (§6.4)
+	BuildFailedTransient  BuildStatus = 8 // failed, retried once NotBefore has passed (gradient-server §6.4)
 	BuildFailedTimeout    BuildStatus = 9
 )
 
@@ -35,7 +36,7 @@ func (s BuildStatus) Terminal() bool {
 // Succeeded reports whether the build's outputs are available to dependents.
 func (s BuildStatus) Succeeded() bool { return s == BuildCompleted || s == BuildSubstituted }
 
-// EvaluationStatus is an evaluation's state, pinned by spec §9.
+// EvaluationStatus is an evaluation's state, pinned by gradient-server §9.
 type EvaluationStatus uint8
 
 const (
@@ -60,13 +61,13 @@ func (s EvaluationStatus) Terminal() bool {
 	return s == EvalCompleted || s == EvalFailed || s == EvalAborted
 }
 
-// Interrupted reports whether the status means a flake job was running: what recovery (§6.6)
-// and a lost worker (§6.5) put back in the queue.
+// Interrupted reports whether the status means a flake job was running: what recovery
+// (gradient-server §6.6) and a lost worker (gradient-server §6.5) put back in the queue.
 func (s EvaluationStatus) Interrupted() bool {
 	return s == EvalFetching || s == EvalEvaluatingFlake || s == EvalEvaluatingDerivation
 }
 
-// AttemptOutcome is a build attempt's result, pinned by spec §9.
+// AttemptOutcome is a build attempt's result, pinned by gradient-server §9.
 type AttemptOutcome uint8
 
 const (
@@ -81,7 +82,8 @@ var attemptOutcomeNames = [...]string{"Running", "Built", "Substituted", "Failed
 
 func (o AttemptOutcome) String() string { return enumName(attemptOutcomeNames[:], uint8(o)) }
 
-// FailureKind is the failure a JobFailed reports, in wire.BuildFailureKind's order (§6.4).
+// FailureKind is the failure a JobFailed reports, in wire.BuildFailureKind's order
+// (gradient-server §6.4).
 type FailureKind uint8
 
 const (

@@ -17,10 +17,11 @@ type Store interface {
 	Builds
 	CachedPaths
 	Reads
-	// RecoverInterruptedWork runs spec §6.6 in one transaction, before the first session:
-	// open assignments close as abandoned, running attempts become Aborted, Building builds
-	// and interrupted evaluations (Fetching, EvaluatingFlake, EvaluatingDerivation, Waiting)
-	// go back to Queued. It assumes no other server uses the database at that moment.
+	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
+	// session: open assignments close as abandoned, running attempts become Aborted,
+	// Building builds and interrupted evaluations (Fetching, EvaluatingFlake,
+	// EvaluatingDerivation, Waiting) go back to Queued. It assumes no other server uses the
+	// database at that moment.
 	RecoverInterruptedWork(ctx context.Context) (Recovery, error)
 	// Close releases the database.
 	Close() error
@@ -61,7 +62,7 @@ type Admin interface {
 	SetTeamWorkerEnabled(ctx context.Context, workerID string, enabled bool) error
 }
 
-// Handshake answers the session package's needs (§4.4).
+// Handshake answers the session package's needs (gradient-protocol §4.4).
 type Handshake interface {
 	// WorkerIdentity reads every registration of the ID (active or not, with peer kind,
 	// enable flags, cache subscription, dial token) or its team worker with the granting
@@ -81,12 +82,12 @@ type Workers interface {
 	MarkWorkerSeen(ctx context.Context, workerID string, at time.Time) error
 	// SetWorkerCapabilities stores the latest WorkerCapabilities as JSON.
 	SetWorkerCapabilities(ctx context.Context, workerID string, capabilitiesJSON []byte) error
-	// MarkWorkerOffline records the last failure reason (§4.4 bookkeeping). Call it only for
-	// registered IDs so unknown IDs cannot fill the table.
+	// MarkWorkerOffline records the last failure reason (gradient-protocol §4.4
+	// bookkeeping). Call it only for registered IDs so unknown IDs cannot fill the table.
 	MarkWorkerOffline(ctx context.Context, workerID, reason string) error
 }
 
-// Evaluations covers the flake job (§6.2) and evaluation lifecycle.
+// Evaluations covers the flake job (gradient-server §6.2) and evaluation lifecycle.
 type Evaluations interface {
 	// CreateEvaluation queues an evaluation (Queued); ErrNotFound for an unknown project.
 	CreateEvaluation(ctx context.Context, e NewEvaluation) (Evaluation, error)
@@ -119,7 +120,7 @@ type Evaluations interface {
 	AbortEvaluation(ctx context.Context, evaluationID, reason string) (Effects, error)
 }
 
-// Dispatch is the pull-only assignment of §6.1.
+// Dispatch is the pull-only assignment of gradient-server §6.1.
 type Dispatch interface {
 	// Candidates lists startable jobs of one kind the worker may run, FIFO by job ID.
 	Candidates(ctx context.Context, q CandidateQuery) ([]Candidate, error)
@@ -130,15 +131,16 @@ type Dispatch interface {
 	// DeclineAssignment applies AssignJobResponse{accepted:false}: the assignment closes as
 	// declined and the job is queued again without using an attempt.
 	DeclineAssignment(ctx context.Context, assignmentID string) (Effects, error)
-	// AbandonWorker applies a lost worker (§6.5) to every open assignment of the worker:
-	// assignments close as abandoned, running attempts become Aborted ("WorkerLost"), builds
-	// go back to Queued (FailedPermanent after Policy.LostWorkerLimit losses in a row),
-	// evaluations back to Queued (Failed after Policy.MaxEvalDispatches dispatches). Call it
-	// when the session ends, before releasing the worker ID's session slot.
+	// AbandonWorker applies a lost worker (gradient-server §6.5) to every open assignment of
+	// the worker: assignments close as abandoned, running attempts become Aborted
+	// ("WorkerLost"), builds go back to Queued (FailedPermanent after Policy.LostWorkerLimit
+	// losses in a row), evaluations back to Queued (Failed after Policy.MaxEvalDispatches
+	// dispatches). Call it when the session ends, before releasing the worker ID's session
+	// slot.
 	AbandonWorker(ctx context.Context, workerID, reason string) (Effects, error)
 }
 
-// Builds covers the build job's reports (§6.3, §6.4).
+// Builds covers the build job's reports (gradient-server §6.3, gradient-server §6.4).
 type Builds interface {
 	// StartBuildAttempt opens the attempt of a build assignment (JobUpdate Building);
 	// idempotent per assignment.
@@ -149,24 +151,25 @@ type Builds interface {
 	// CompleteBuild applies JobCompleted: Completed (or Substituted), attempt Built (or
 	// Substituted); dependents whose dependencies all succeeded become startable.
 	CompleteBuild(ctx context.Context, assignmentID string, substituted bool) (Effects, error)
-	// FailBuild applies JobFailed per §6.4 (see FailureKind).
+	// FailBuild applies JobFailed per gradient-server §6.4 (see FailureKind).
 	FailBuild(ctx context.Context, assignmentID string, f BuildFailure) (Effects, error)
 	// AbortBuild aborts one unfinished build (no cascade); its evaluations settle.
 	AbortBuild(ctx context.Context, buildID, reason string) (Effects, error)
 }
 
-// CachedPaths is the cached_path model (§7).
+// CachedPaths is the cached_path model (gradient-protocol §7).
 type CachedPaths interface {
 	// PutCachedPath records a path's metadata and makes it visible through cacheIDs. A path
-	// with FileHash set is complete: record it only after its bytes are stored (§7.3). A path
-	// with FileHash "" is pending (bytes not confirmed yet, e.g. a presigned upload) and is
-	// never reported cached; a pending put never clears a recorded FileHash.
+	// with FileHash set is complete: record it only after its bytes are stored
+	// (gradient-protocol §7.3). A path with FileHash "" is pending (bytes not confirmed yet,
+	// e.g. a presigned upload) and is never reported cached; a pending put never clears a
+	// recorded FileHash.
 	PutCachedPath(ctx context.Context, p CachedPath, cacheIDs []string) error
 	// SignCachedPath sets a cache's signature of a stored path.
 	SignCachedPath(ctx context.Context, storeHash, cacheID, signature string) error
 	// LookupCachedPaths returns, keyed by store path, the paths among storePaths that are
 	// fully stored and visible through one of cacheIDs, with those caches' signatures. At
-	// most 1000 paths per call (§7.2). Absent = not cached.
+	// most 1000 paths per call (gradient-protocol §7.2). Absent = not cached.
 	LookupCachedPaths(ctx context.Context, cacheIDs, storePaths []string) (map[string]CachedPath, error)
 	// CachedPathByHash returns the fully stored path with this store hash when cacheID holds
 	// it, with that cache's signature if it has one (a narinfo request names only the hash).

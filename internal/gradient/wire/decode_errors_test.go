@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Every decode error of spec §2.2, on real messages at v30.
+// Every decode error of gradient-protocol §2.2, on real messages at v30.
 func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -158,8 +158,9 @@ func (d *decoder) intern(b []byte) string {
 }
 
 // count reads a sequence length and refuses it before allocation when the remaining bytes
-// cannot hold that many items of at least minItem bytes each (spec §2.2: a count beyond the
-// remaining bytes is truncated; the per-item minimum only tightens the same bound).
+// cannot hold that many items of at least minItem bytes each (gradient-protocol §2.2: a count
+// beyond the remaining bytes is truncated; the per-item minimum only tightens the same
+// bound).
 func (d *decoder) count(minItem int) (int, error) {
 	n, err := d.uvarint()
 	if err != nil {

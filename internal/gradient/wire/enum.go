@@ -9,9 +9,9 @@ import (
 )
 
 // enumDef defines one enum: its variants in wire order (the index is the position) and the
-// protocol version each exists since (spec §2.3). Data enums are sealed Go interfaces whose
-// variants are pointers to structs; unit enums (every variant without fields) are uint8-based
-// Go types whose value is the variant index.
+// protocol version each exists since (gradient-protocol §2.3). Data enums are sealed Go
+// interfaces whose variants are pointers to structs; unit enums (every variant without fields)
+// are uint8-based Go types whose value is the variant index.
 type enumDef struct {
 	name     string
 	goType   reflect.Type
@@ -91,7 +91,7 @@ func mustValid(d *enumDef) *enumDef {
 }
 
 // appendOnly reports a variant whose since is lower than the one before it: variants may only
-// be appended, so an index never changes meaning (spec §2.3).
+// be appended, so an index never changes meaning (gradient-protocol §2.3).
 func (d *enumDef) appendOnly() error {
 	for i := 1; i < len(d.variants); i++ {
 		if d.variants[i].since < d.variants[i-1].since {
@@ -233,8 +233,9 @@ func (n *enumNode) describeVariant(b *strings.Builder, i int, version uint16) {
 	}
 }
 
-// enumSpan applies spec §2.3 to an enum: NEWEST covers every variant's since; a variant whose
-// payload is newer than the variant raises OLDEST, and so does the `oldest = N` annotation.
+// enumSpan applies gradient-protocol §2.3 to an enum: NEWEST covers every variant's since; a
+// variant whose payload is newer than the variant raises OLDEST, and so does the `oldest = N`
+// annotation.
 func (n *enumNode) enumSpan() versionSpan {
 	s := versionSpan{oldest: n.def.oldest}
 	for i, v := range n.def.variants {

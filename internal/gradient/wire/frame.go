@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The version agreement frame of spec §1.2, the first frame each side sends:
+// The version agreement frame of gradient-protocol §1.2, the first frame each side sends:
 // "GRAD" | oldest u16 LE | newest u16 LE. Its format never changes.
 
 // VersionFrameSize is the exact length of a version frame.
@@ -78,7 +78,8 @@ func Agree(ours, peer VersionRange) (uint16, error) {
 }
 
 // AgreeFrame parses the peer's first frame and agrees on a version with ours. Every failure
-// is an *AgreementError carrying the close code and the exact reason of spec §1.2.
+// is an *AgreementError carrying the close code and the exact reason of
+// gradient-protocol §1.2.
 func AgreeFrame(ours VersionRange, peerFrame []byte) (uint16, error) {
 	peer, err := ParseVersionFrame(peerFrame)
 	if err != nil {

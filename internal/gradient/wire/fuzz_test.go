@@ -50,7 +50,7 @@ func fuzzDecode(f *testing.F, d *enumDef) {
 	})
 }
 
-// seedCorpus is what testdata/fuzz holds for one target: the spec vectors and one encoded
+// seedCorpus is what testdata/fuzz holds for one target: the reference vectors and one encoded
 // instance of every variant at the newest supported version.
 func seedCorpus(t *testing.T, d *enumDef) map[string][]byte {
 	seeds := map[string][]byte{}

@@ -1,6 +1,6 @@
 package wire
 
-// LaneKind is the writer lane a message rides after the handshake (spec §1.5).
+// LaneKind is the writer lane a message rides after the handshake (gradient-protocol §1.5).
 type LaneKind uint8
 
 const (

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// The bulk lane of spec §1.5, by variant name; every other variant rides control.
+// The bulk lane of gradient-protocol §1.5, by variant name; every other variant
+// rides control.
 var bulkVariants = map[string]bool{
 	"UploadChunk": true, "NarRequestResume": true, "LogChunk": true, "JobCompleted": true,
 	"NarPush": true, "NarStreamHeader": true, "NarUnavailable": true, "NarAbort": true,

@@ -1,6 +1,6 @@
 package wire
 
-// Size caps of spec §1.3.
+// Size caps of gradient-protocol §1.3.
 const (
 	// MaxHandshakeMessageSize caps every frame read before the handshake ends; a bigger
 	// frame closes the session with 1002 without being decoded.

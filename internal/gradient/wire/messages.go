@@ -3,15 +3,16 @@ package wire
 // Message is one top-level frame: a ClientMessage or a ServerMessage.
 type Message interface{ isMessage() }
 
-// ClientMessage is a frame from worker to server (spec §3.1). The variants are the pointer
-// types listed in clientMessageEnum; the index on the wire is their position there.
+// ClientMessage is a frame from worker to server (gradient-protocol §3.1). The variants are
+// the pointer types listed in clientMessageEnum; the index on the wire is their position
+// there.
 type ClientMessage interface {
 	Message
 	isClientMessage()
 }
 
-// ServerMessage is a frame from server to worker (spec §3.2). The variants are the pointer
-// types listed in serverMessageEnum.
+// ServerMessage is a frame from server to worker (gradient-protocol §3.2). The variants are
+// the pointer types listed in serverMessageEnum.
 type ServerMessage interface {
 	Message
 	isServerMessage()
@@ -19,7 +20,7 @@ type ServerMessage interface {
 
 // clientMessageEnum is ClientMessage in wire order. `oldest = 30`: the shapes before 30 differ
 // in ways the annotations cannot express (removed and reordered fields), and 30 is the
-// oldest version the mission document allows.
+// oldest version gradient speaks (gradient-protocol §0).
 var clientMessageEnum = dataEnum[ClientMessage]("ClientMessage",
 	variant[InitConnection](0),
 	variant[AuthResponse](0),

@@ -1,7 +1,7 @@
 package wire
 
-// Worker → server messages (spec §3.1). "Control lane" and "bulk lane" name the writer lane
-// each rides (spec §1.5, see Lane).
+// Worker → server messages (gradient-protocol §3.1). "Control lane" and "bulk lane" name the
+// writer lane each rides (gradient-protocol §1.5, see Lane).
 
 // InitConnection is the first message of a worker-dialed session and the answer to
 // Authenticate; ID is the persistent worker UUID. Control lane.
@@ -40,7 +40,8 @@ type WorkerCapabilities struct {
 }
 
 // WorkerMetrics is the 10 s load heartbeat. DownloadSpeedMbps appeared in protocol 28 with a
-// fallback, so a v27 frame has four fields (spec §2.2 test vector). Control lane.
+// fallback, so a v27 frame has four fields (gradient-protocol §2.2 test vector). Control
+// lane.
 type WorkerMetrics struct {
 	CPUUsagePct       float32
 	RAMFreeMB         uint64
@@ -159,8 +160,8 @@ type ClientClusterSignal struct {
 	Payload []byte
 }
 
-// CacheQuery is a cache lookup (spec §7.2); QueryID is echoed in the CacheStatus or
-// CacheError reply. Control lane.
+// CacheQuery is a cache lookup (gradient-protocol §7.2); QueryID is echoed in the CacheStatus
+// or CacheError reply. Control lane.
 type CacheQuery struct {
 	JobID    string
 	QueryID  string

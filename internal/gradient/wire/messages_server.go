@@ -1,7 +1,7 @@
 package wire
 
-// Server → worker messages (spec §3.2). "Control lane" and "bulk lane" name the writer lane
-// each rides (spec §1.5, see Lane).
+// Server → worker messages (gradient-protocol §3.2). "Control lane" and "bulk lane" name the
+// writer lane each rides (gradient-protocol §1.5, see Lane).
 
 // AuthChallenge lists the peers that registered this worker ID. Control lane.
 type AuthChallenge struct {

@@ -13,14 +13,14 @@ type node interface {
 	encode(e *encoder, p unsafe.Pointer) error
 	decode(d *decoder, p unsafe.Pointer) error
 	describe(b *strings.Builder, version uint16)
-	// span is the type's OLDEST..NEWEST per spec §2.3 (primitives: 0..0).
+	// span is the type's OLDEST..NEWEST per gradient-protocol §2.3 (primitives: 0..0).
 	span() versionSpan
 	// minSize is a lower bound on the encoded size at every version, used to refuse hostile
 	// sequence counts before allocating.
 	minSize() int
 }
 
-// versionSpan is a type's OLDEST and NEWEST (spec §2.3).
+// versionSpan is a type's OLDEST and NEWEST (gradient-protocol §2.3).
 type versionSpan struct{ oldest, newest uint16 }
 
 // primitive supplies span and minSize for leaf nodes.
@@ -112,7 +112,7 @@ func (strNode) decode(d *decoder, p unsafe.Pointer) (err error) {
 }
 func (strNode) describe(b *strings.Builder, _ uint16) { b.WriteString("str") }
 
-// bytesNode decodes as a sub-slice of the frame: no copy (spec §1.5).
+// bytesNode decodes as a sub-slice of the frame: no copy (gradient-protocol §1.5).
 type bytesNode struct{ primitive }
 
 func (bytesNode) encode(e *encoder, p unsafe.Pointer) error { e.bytes(*(*[]byte)(p)); return nil }

@@ -98,7 +98,7 @@ func (n *seqNode) describe(b *strings.Builder, v uint16) {
 func (n *seqNode) span() versionSpan { return n.elem.span() }
 func (n *seqNode) minSize() int      { return 1 }
 
-// field is one struct field of a plan with its §2.3 annotation.
+// field is one struct field of a plan with its gradient-protocol §2.3 annotation.
 type field struct {
 	name   string
 	offset uintptr
@@ -168,9 +168,10 @@ func (n *structNode) describe(b *strings.Builder, v uint16) {
 func (n *structNode) span() versionSpan { return n.bounds }
 func (n *structNode) minSize() int      { return n.minimum }
 
-// structSpan applies spec §2.3 to a struct's fields: a required field raises OLDEST to its
-// since (and to its type's OLDEST); a default field raises OLDEST only when its type is newer
-// than the field itself; every field raises NEWEST to its since and its type's NEWEST.
+// structSpan applies gradient-protocol §2.3 to a struct's fields: a required field raises
+// OLDEST to its since (and to its type's OLDEST); a default field raises OLDEST only when its
+// type is newer than the field itself; every field raises NEWEST to its since and its type's
+// NEWEST.
 func structSpan(fields []field) versionSpan {
 	var s versionSpan
 	for _, f := range fields {

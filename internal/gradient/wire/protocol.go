@@ -11,7 +11,7 @@ import (
 // VersionRange is a range of protocol versions, both ends included.
 type VersionRange struct{ Oldest, Newest uint16 }
 
-// String writes the range as the spec does: "30..=30".
+// String writes the range as gradient-protocol §1.2 does: "30..=30".
 func (r VersionRange) String() string {
 	return strconv.Itoa(int(r.Oldest)) + "..=" + strconv.Itoa(int(r.Newest))
 }
@@ -38,7 +38,8 @@ type protocol struct {
 }
 
 // buildProtocol compiles client and server and every enum they reach (listed in nested) and
-// computes PROTO_VERSIONS = max(C.OLDEST, S.OLDEST) ..= max(C.NEWEST, S.NEWEST) (spec §2.3).
+// computes PROTO_VERSIONS = max(C.OLDEST, S.OLDEST) ..= max(C.NEWEST, S.NEWEST)
+// (gradient-protocol §2.3).
 func buildProtocol(client, server *enumDef, nested ...*enumDef) *protocol {
 	c := newCompiler(append([]*enumDef{client, server}, nested...))
 	p := &protocol{
@@ -50,8 +51,8 @@ func buildProtocol(client, server *enumDef, nested ...*enumDef) *protocol {
 	return p
 }
 
-// describe writes the schema text of spec §2.3 for version v: "client", one "idx:{...}" line
-// per variant present at v, then "server" and the same.
+// describe writes the schema text of gradient-protocol §2.3 for version v: "client", one
+// "idx:{...}" line per variant present at v, then "server" and the same.
 func (p *protocol) describe(v uint16) string {
 	var b strings.Builder
 	for _, side := range []struct {
@@ -116,7 +117,7 @@ var gradient = sync.OnceValue(func() *protocol {
 })
 
 // ProtoVersions is the supported range, computed from the annotations of every message type
-// (spec §2.3); never typed in. Today it is 30..=30.
+// (gradient-protocol §2.3); never typed in. Today it is 30..=30.
 func ProtoVersions() VersionRange { return gradient().versions }
 
 // Describe returns the schema text of version v, as stored in schema/v{v}.txt. It is written

@@ -5,8 +5,9 @@ import (
 	"strconv"
 )
 
-// schemaFiles are the checked-in wire shapes, one file per supported version (spec §2.3).
-// cmd/gradient-wire-schema writes them; schema_test.go holds them equal to Describe.
+// schemaFiles are the checked-in wire shapes, one file per supported version
+// (gradient-protocol §2.3). cmd/gradient-wire-schema writes them; schema_test.go holds
+// them equal to Describe.
 //
 //go:embed schema/v*.txt
 var schemaFiles embed.FS

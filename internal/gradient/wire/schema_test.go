@@ -59,6 +59,6 @@ func TestEmbeddedSchemaV30IsGradients(t *testing.T) {
 
 func TestProtoVersionsIsThirtyOnly(t *testing.T) {
 	if got := ProtoVersions(); got != (VersionRange{30, 30}) {
-		t.Errorf("ProtoVersions() = %v, want 30..=30 (mission: the oldest supported version is 30)", got)
+		t.Errorf("ProtoVersions() = %v, want 30..=30 (gradient-protocol §0: protocol 30 only)", got)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 )
 
-// Secret-carrying values redact themselves in fmt and slog output (spec §3: never log
-// tokens or credentials).
+// Secret-carrying values redact themselves in fmt and slog output
+// (gradient-protocol §3: never log tokens or credentials).
 
 const redacted = "[redacted]"
 

@@ -1,6 +1,6 @@
 package wire
 
-// Shared scheduling, cache, upload, cluster and peer types of spec §3.3.
+// Shared scheduling, cache, upload, cluster and peer types of gradient-protocol §3.3.
 
 // PeerToken is the (peer_id, token) pair of AuthResponse and Authenticate; the wire writes
 // it as a tuple. Token is a secret: String redacts it.

@@ -1,7 +1,7 @@
 package wire
 
-// Unit enums of spec §3.3: each value is its variant index. The registries give each variant
-// its since; the constants must follow the registry order.
+// Unit enums of gradient-protocol §3.3: each value is its variant index. The registries give
+// each variant its since; the constants must follow the registry order.
 
 // JobKind is the kind of slot a RequestJob frees.
 type JobKind uint8
@@ -15,7 +15,7 @@ var jobKindEnum = unitEnum[JobKind]("JobKind", unit("Flake", 0), unit("Build", 0
 
 func (k JobKind) String() string { return jobKindEnum.variantName(uint8(k)) }
 
-// QueryMode is how a CacheQuery is meant (spec §7.2).
+// QueryMode is how a CacheQuery is meant (gradient-protocol §7.2).
 type QueryMode uint8
 
 const (
@@ -112,7 +112,7 @@ var jobPhaseEnum = unitEnum[JobPhase]("JobPhase",
 
 func (p JobPhase) String() string { return jobPhaseEnum.variantName(uint8(p)) }
 
-// BuildFailureKind classifies a JobFailed (spec §6.4).
+// BuildFailureKind classifies a JobFailed (gradient-server §6.4).
 type BuildFailureKind uint8
 
 const (

@@ -1,6 +1,6 @@
 package wire
 
-// Shared job types of spec §3.3.
+// Shared job types of gradient-protocol §3.3.
 
 // GradientCapabilities are the negotiated feature flags, in exactly this wire order.
 type GradientCapabilities struct {
@@ -97,7 +97,8 @@ type JobPhaseSpan struct {
 	Bytes   uint64
 }
 
-// BuildMetrics are a build's resource figures. The last three names are inferred (spec §3.3).
+// BuildMetrics are a build's resource figures. The last three names are inferred
+// (gradient-protocol §3.3).
 type BuildMetrics struct {
 	PeakRAMMB        Option[uint64]
 	CPUTimeMs        Option[uint64]

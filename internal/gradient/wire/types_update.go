@@ -1,7 +1,7 @@
 package wire
 
-// JobUpdateKind is the body of a JobUpdate (spec §3.3), one of the JobUpdate* variants or
-// *EvalStatsReport.
+// JobUpdateKind is the body of a JobUpdate (gradient-protocol §3.3), one of the
+// JobUpdate* variants or *EvalStatsReport.
 type JobUpdateKind interface{ isJobUpdateKind() }
 
 var jobUpdateKindEnum = dataEnum[JobUpdateKind]("JobUpdateKind",

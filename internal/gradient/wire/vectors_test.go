@@ -18,7 +18,7 @@ func mustHex(t *testing.T, s string) []byte {
 	return b
 }
 
-// Test vectors of spec §2.2.
+// Test vectors of gradient-protocol §2.2.
 func TestSpecVectors(t *testing.T) {
 	metrics := &WorkerMetrics{CPUUsagePct: 1.5, RAMFreeMB: 128, DiskSpeedMbps: Some[float32](-2.0)}
 	tests := []struct {
@@ -79,7 +79,7 @@ func TestWorkerMetricsSizes(t *testing.T) {
 }
 
 // A default field absent below its since decodes as the zero value, even when the sender had
-// set it (spec §2.3).
+// set it (gradient-protocol §2.3).
 func TestDefaultFieldDecodesAsZeroBelowItsVersion(t *testing.T) {
 	m := &WorkerMetrics{CPUUsagePct: 1, DownloadSpeedMbps: Some[float32](9)}
 	b, err := Encode(m, 27)

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// Test-only types carrying annotations production does not use yet, to prove the §2.3 range
-// computation and the version-dependent codec on something other than 30..=30.
+// Test-only types carrying annotations production does not use yet, to prove the
+// gradient-protocol §2.3 range computation and the version-dependent codec on something
+// other than 30..=30.
 type (
 	testClient interface{ isTestMsg() }
 	testServer interface{ isTestMsg() }

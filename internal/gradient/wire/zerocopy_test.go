@@ -16,8 +16,9 @@ func aliases(frame, sub []byte) bool {
 	return p >= start && p+uintptr(len(sub)) <= start+uintptr(len(frame))
 }
 
-// Chunk payloads reach handlers as sub-slices of the frame, without a copy (spec §1.5), and
-// their capacity ends with the payload so an append cannot clobber the next field.
+// Chunk payloads reach handlers as sub-slices of the frame, without a copy
+// (gradient-protocol §1.5), and their capacity ends with the payload so an append cannot
+// clobber the next field.
 func TestChunkPayloadsAliasTheFrame(t *testing.T) {
 	payload := bytes.Repeat([]byte{0xab}, 4096)
 	tests := []struct {

@@ -2,7 +2,7 @@ package worker
 
 import "time"
 
-// Reconnect pacing of spec §4.5 and §6.5.
+// Reconnect pacing of gradient-protocol §4.5 and gradient-server §6.5.
 const (
 	MinBackoff = time.Second
 	MaxBackoff = 60 * time.Second

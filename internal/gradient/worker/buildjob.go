@@ -17,8 +17,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// build runs a build job (spec §6.3): Building, prefetch, build with the spec's limits and
-// the log streamed, BuildOutput, upload of the outputs and their closure.
+// build runs a build job (gradient-server §6.3): Building, prefetch, build with the job's
+// limits and the log streamed, BuildOutput, upload of the outputs and their closure.
 func (r *run) build(ctx context.Context, bj *wire.BuildJob) error {
 	if len(bj.Builds) != 1 {
 		return failed(wire.BuildFailureKindPermanent, fmt.Errorf("a build job carries exactly one BuildSpec, got %d", len(bj.Builds)))
@@ -106,7 +106,8 @@ func (r *run) realise(ctx context.Context, spec wire.BuildSpec) (outputs []strin
 	return res.Outputs, false, metrics, r.hold(res.Outputs)
 }
 
-// buildFailure maps a nixexec build error to the kind the worker reports (spec §6.3).
+// buildFailure maps a nixexec build error to the kind the worker reports
+// (gradient-server §6.3).
 func buildFailure(err error, metrics wire.Option[wire.BuildMetrics]) error {
 	var be *nixexec.BuildError
 	if !errors.As(err, &be) {
@@ -132,9 +133,9 @@ func (r *run) hold(paths []string) error {
 	return nil
 }
 
-// prefetch makes the derivation and its inputs valid (spec §6.3 step 3): the .drv and its
-// closure, then the outputs of its input derivations and its input sources with theirs,
-// pulling from the cache whatever the store lacks.
+// prefetch makes the derivation and its inputs valid (gradient-server §6.3 step 3): the .drv
+// and its closure, then the outputs of its input derivations and its input sources with
+// theirs, pulling from the cache whatever the store lacks.
 func (r *run) prefetch(ctx context.Context, drv string) error {
 	if err := r.fetchClosure(ctx, []string{drv}); err != nil {
 		return err
@@ -161,9 +162,10 @@ func (r *run) prefetch(ctx context.Context, drv string) error {
 }
 
 // fetchClosure makes paths and everything they reference valid: the invalid ones are looked
-// up in the cache (Pull), their references followed until every path is known, then the
-// NARs are pulled and imported in dependency order. A path the cache lacks fails the job as
-// InputsUnavailable with the missing paths (spec §6.3). Every path is held by a GC root.
+// up in the cache (Pull), their references followed until every path is known, then the NARs
+// are pulled and imported in dependency order. A path the cache lacks fails the job as
+// InputsUnavailable with the missing paths (gradient-server §6.3). Every path is held by a
+// GC root.
 func (r *run) fetchClosure(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil

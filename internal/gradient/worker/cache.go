@@ -13,7 +13,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Cache query limits of spec §1.3 and §7.2.
+// Cache query limits of gradient-protocol §1.3 and gradient-protocol §7.2.
 const (
 	maxQueriesInFlight = 4
 	cacheQueryMaxPaths = 1000
@@ -109,7 +109,7 @@ func (r *run) ask(ctx context.Context, build func(queryID string) wire.ClientMes
 }
 
 // knownDerivations asks which .drv paths the server already holds with complete closures
-// (spec §6.2 step 5). A failure counts as "none known".
+// (gradient-server §6.2 step 5). A failure counts as "none known".
 func (r *run) knownDerivations(ctx context.Context, drvs []string) map[string]bool {
 	defer r.phase(wire.JobPhaseKnownDerivationsWait)(len(drvs), 0)
 	known := map[string]bool{}

@@ -22,9 +22,9 @@ type capabilitiesCache struct {
 	cpu  cpuSample
 }
 
-// capabilities is WorkerCapabilities (spec §5): architectures are the nix system and its
-// extra platforms, features the nix system-features, each replaced by the configured list
-// when one is set.
+// capabilities is WorkerCapabilities (gradient-protocol §5): architectures are the nix
+// system and its extra platforms, features the nix system-features, each replaced by the
+// configured list when one is set.
 func (w *Worker) capabilities(ctx context.Context) (*wire.WorkerCapabilities, error) {
 	w.caps.mu.Lock()
 	defer w.caps.mu.Unlock()

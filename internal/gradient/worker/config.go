@@ -12,13 +12,13 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// Config configures a Worker. Zero durations take the spec's values.
+// Config configures a Worker. Zero durations take the documented defaults.
 type Config struct {
 	// ServerURL is the ws:// or wss:// URL of the server's /proto (worker-dialed mode).
 	ServerURL string
 	// Listen is the host:port where the worker accepts the server's sessions instead of
-	// dialing (discoverable mode, spec §4.1 as_dialed; DefaultListenAddr is the usual one).
-	// Run listens when it is set, and dials ServerURL otherwise.
+	// dialing (discoverable mode, gradient-protocol §4.1 as_dialed; DefaultListenAddr is the
+	// usual one). Run listens when it is set, and dials ServerURL otherwise.
 	Listen string
 	// AcceptedServerTokensFile holds the `peer_id:hash` lines a dialing server's tokens must
 	// match (discoverable mode only); empty accepts every server, with a warning at start.
@@ -29,8 +29,8 @@ type Config struct {
 	WorkerID string
 	// PeersFile is the peers file path; empty means no tokens.
 	PeersFile string
-	// MaxConcurrentBuilds is the build slot count (default 1, spec §10 Q11). Evaluations
-	// always have one slot.
+	// MaxConcurrentBuilds is the build slot count (default 1, gradient-server §10.11).
+	// Evaluations always have one slot.
 	MaxConcurrentBuilds int
 	// Offer is what the worker offers in InitConnection; the zero value offers fetch, eval
 	// and build.
@@ -50,9 +50,10 @@ type Config struct {
 	PeersPollInterval time.Duration
 	// StopGrace bounds the wait for the reports of jobs cancelled at shutdown (5 s).
 	StopGrace time.Duration
-	// CacheReplyTimeout is how long a CacheQuery waits for its answer (75 s, spec §7.2).
+	// CacheReplyTimeout is how long a CacheQuery waits for its answer (75 s,
+	// gradient-protocol §7.2).
 	CacheReplyTimeout time.Duration
-	// TransferTimeout bounds one NAR pull (600 s, spec §7.4).
+	// TransferTimeout bounds one NAR pull (600 s, gradient-protocol §7.4).
 	TransferTimeout time.Duration
 	// RetryDelay is the first delay between retries of a CacheError or an upload (1 s).
 	RetryDelay time.Duration
@@ -60,7 +61,9 @@ type Config struct {
 	ProbeInterval time.Duration
 }
 
-// Spec values of the durations.
+// Default durations: the heartbeat (gradient-server §6.1), the peers-file poll
+// (gradient-protocol §4.3), the stop grace (gradient-server §6.6), the cache reply wait
+// (gradient-protocol §7.2) and the pull bound (gradient-protocol §7.4).
 const (
 	DefaultMetricsInterval   = 10 * time.Second
 	DefaultPeersPollInterval = 2 * time.Second

@@ -8,7 +8,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// knownWave is how many derivations one QueryKnownDerivations wave covers (spec §6.2 step 5).
+// knownWave is how many derivations one QueryKnownDerivations wave covers
+// (gradient-server §6.2 step 5).
 const knownWave = 256
 
 // discover walks the derivation closure of the entry points breadth-first in waves of up to

@@ -23,8 +23,9 @@ func graph(ds ...nixexec.Derivation) map[string]nixexec.Derivation {
 	return m
 }
 
-// §6.2 step 5 and 6: dependencies come before their dependents, and a known derivation's
-// subtree is skipped, except that a known entry point is still reported.
+// gradient-server §6.2 step 5 and 6: dependencies come before their dependents, and a
+// known derivation's subtree is skipped, except that a known entry point is still
+// reported.
 func TestDiscoverOrdersDependenciesFirstAndPrunesKnownSubtrees(t *testing.T) {
 	g := graph(drv("c", "a", "b"), drv("a", "x"), drv("b", "x"), drv("x"), drv("e", "k"), drv("k", "y"), drv("y"))
 	entries := []nixexec.EntryPoint{{Attr: "packages.c", DrvPath: "c"}, {Attr: "checks.c", DrvPath: "c"}, {Attr: "packages.e", DrvPath: "e"}}

@@ -1,9 +1,9 @@
-// Package worker is gradient's worker (spec §4–§8): its persistent identity and peers file,
-// the connection to the server with reconnect backoff, and the job loop that runs over any
-// established worker session — flake jobs (fetch, evaluate, upload .drv files and sources,
-// report derivations in batches) and build jobs (prefetch inputs from the cache, build with
-// timeouts, stream the log, upload the outputs) — executing with the nix command line through
-// package nixexec.
+// Package worker is gradient's worker (gradient-protocol §4, gradient-server §6 and
+// gradient-server §8): its persistent identity and peers file, the connection to the server
+// with reconnect backoff, and the job loop that runs over any established worker session —
+// flake jobs (fetch, evaluate, upload .drv files and sources, report derivations in batches)
+// and build jobs (prefetch inputs from the cache, build with timeouts, stream the log, upload
+// the outputs) — executing with the nix command line through package nixexec.
 //
 // The job loop (Serve) does not care who dialed: it takes an established
 // *wsconn.WorkerConn and the running handshake role, steps that role for the session's own

@@ -11,12 +11,13 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// evalBatchSize is how many derivations one EvalResult carries (spec §6.2 step 6).
+// evalBatchSize is how many derivations one EvalResult carries (gradient-server §6.2 step
+// 6).
 const evalBatchSize = 50
 
-// flake runs a flake job (spec §6.2): fetch (clone, archive, upload the source and its
-// inputs) and evaluate (expand the wildcards, walk the closure, upload the .drv files and
-// sources batch by batch, each batch followed by its EvalResult).
+// flake runs a flake job (gradient-server §6.2): fetch (clone, archive, upload the source
+// and its inputs) and evaluate (expand the wildcards, walk the closure, upload the .drv
+// files and sources batch by batch, each batch followed by its EvalResult).
 func (r *run) flake(ctx context.Context, fj *wire.FlakeJob) error {
 	steps := map[wire.FlakeStep]bool{}
 	for _, st := range fj.Steps {
@@ -104,7 +105,7 @@ func (r *run) warn(warnings *[]string, source, msg string) {
 	_ = r.s.send(&wire.EvalMessage{JobID: r.j.id, Level: wire.EvalMessageLevelWarning, Source: source, Message: msg})
 }
 
-// evaluate is steps 4–7 of spec §6.2.
+// evaluate is steps 4–7 of gradient-server §6.2.
 func (r *run) evaluate(ctx context.Context, ref string, wildcards []string, warnings []string) error {
 	if err := r.update(&wire.JobUpdateEvaluatingFlake{}); err != nil {
 		return err

@@ -22,7 +22,7 @@ const DefaultProbeInterval = time.Minute
 // while nix's version and configuration stay the same, a restart does not build again.
 const probeFile = "nix-probe"
 
-// nixHealth is what the worker knows of its own Nix (gradient-server §8): the last probe, and
+// nixHealth is what the worker knows of its own Nix (gradient-server §8.3): the last probe, and
 // whether a set-up failure in a job since then makes it stale. The worker offers only what
 // the probe found working and tells the server why it withholds the rest.
 type nixHealth struct {

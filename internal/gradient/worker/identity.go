@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Defaults and environment variables of spec §4.2.
+// Defaults and environment variables of gradient-protocol §4.2.
 const (
 	DefaultBaseDir = "/var/lib/gradient-worker"
 	EnvWorkerID    = "GRADIENT_WORKER_ID"

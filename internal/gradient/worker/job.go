@@ -18,13 +18,13 @@ import (
 type job struct {
 	id         string
 	kind       wire.JobKind
-	assignment atomic.Pointer[string] // a re-sent AssignJob replaces it (spec §3.2)
+	assignment atomic.Pointer[string] // a re-sent AssignJob replaces it (gradient-protocol §3.2)
 	cancel     context.CancelCauseFunc
 }
 
 func (j *job) assignmentID() string { return *j.assignment.Load() }
 
-// assign accepts or declines an AssignJob (spec §6.1).
+// assign accepts or declines an AssignJob (gradient-server §6.1).
 func (s *sess) assign(m *wire.AssignJob) {
 	if j, ok := s.jobs[m.JobID]; ok {
 		j.assignment.Store(&m.AssignmentID)

@@ -20,7 +20,8 @@ func updatesOf(ss interface{ Messages() []wire.ClientMessage }, jobID string) []
 	return out
 }
 
-// §4.1 and §6.1: what a worker sends once its session runs.
+// gradient-protocol §4.1 and gradient-server §6.1: what a worker sends once its session
+// runs.
 func TestSessionStartsWithCapabilitiesJobListAndJobRequests(t *testing.T) {
 	f := newFixture(t, func(c *worker.Config) { c.MaxConcurrentBuilds = 2 })
 	ss := f.start()
@@ -53,8 +54,9 @@ func TestSessionStartsWithCapabilitiesJobListAndJobRequests(t *testing.T) {
 	}
 }
 
-// §6.2: a flake job on a real repository: fetch, evaluate packages.*, upload the source and
-// the three .drv files (verified by the fake server), report them dependencies first.
+// gradient-server §6.2: a flake job on a real repository: fetch, evaluate packages.*,
+// upload the source and the three .drv files (verified by the fake server), report them
+// dependencies first.
 func TestFlakeJobReportsTheDerivationsAndUploadsTheirDrvFiles(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.FailCacheQueries(2) // CacheError is retried, never read as "uncached"
@@ -105,8 +107,8 @@ func TestFlakeJobReportsTheDerivationsAndUploadsTheirDrvFiles(t *testing.T) {
 
 func sorted(s ...string) []string { slices.Sort(s); return s }
 
-// §6.2 step 7: a wildcard error and an attribute error reach the server as EvalMessages and
-// in the last EvalResult; the job still completes.
+// gradient-server §6.2 step 7: a wildcard error and an attribute error reach the server as
+// EvalMessages and in the last EvalResult; the job still completes.
 func TestFlakeJobReportsEvaluationErrors(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.Enqueue("eval:2", f.flakeJob("bad.*", "nothing.here"))
@@ -131,8 +133,8 @@ func TestFlakeJobReportsEvaluationErrors(t *testing.T) {
 	}
 }
 
-// §6.2: two attributes selecting the same derivation (bad.SYSTEM.ok is packages.SYSTEM.a)
-// report it once per attribute, and the job completes.
+// gradient-server §6.2: two attributes selecting the same derivation (bad.SYSTEM.ok is
+// packages.SYSTEM.a) report it once per attribute, and the job completes.
 func TestFlakeJobReportsASharedDerivationPerAttribute(t *testing.T) {
 	f := newFixture(t, nil)
 	sys := f.flake.System
@@ -159,9 +161,9 @@ func TestFlakeJobReportsASharedDerivationPerAttribute(t *testing.T) {
 	}
 }
 
-// §6.3: a build job whose inputs are not in the local store pulls them from the cache
-// (NarRequest, NarStreamHeader + NarPush), imports them, builds, and uploads its output;
-// with an input missing from the cache it fails as InputsUnavailable.
+// gradient-server §6.3: a build job whose inputs are not in the local store pulls them from
+// the cache (NarRequest, NarStreamHeader + NarPush), imports them, builds, and uploads its
+// output; with an input missing from the cache it fails as InputsUnavailable.
 func TestBuildJobPrefetchesItsInputsFromTheCache(t *testing.T) {
 	f := newFixture(t, nil)
 	f.srv.Enqueue("eval:1", f.flakeJob("packages.*"))
@@ -233,8 +235,8 @@ func (f *fixture) outputOf(drv string) string {
 	return drvs[drv].Outputs["out"]
 }
 
-// §6.3 timeouts: the BuildSpec's limits end a build as Timeout (wall clock and silence), a
-// failing builder is Permanent.
+// gradient-server §6.3 timeouts: the BuildSpec's limits end a build as Timeout (wall clock
+// and silence), a failing builder is Permanent.
 func TestBuildFailuresAreClassified(t *testing.T) {
 	f := newFixture(t, func(c *worker.Config) { c.MaxConcurrentBuilds = 3 })
 	ss := f.start()
@@ -260,7 +262,7 @@ func TestBuildFailuresAreClassified(t *testing.T) {
 	waitFor(t, "no builder left", func() bool { return nixexectest.SleepersLeft(f.flake.SleepArg) == 0 })
 }
 
-// §6.5: AbortJob kills the build at once and is answered JobFailed Aborted.
+// gradient-server §6.5: AbortJob kills the build at once and is answered JobFailed Aborted.
 func TestAbortJobKillsTheBuild(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
@@ -274,7 +276,7 @@ func TestAbortJobKillsTheBuild(t *testing.T) {
 	f.noViolations(ss)
 }
 
-// §6.1: a full worker declines with "at capacity (n/m)".
+// gradient-server §6.1: a full worker declines with "at capacity (n/m)".
 func TestAFullWorkerDeclines(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
@@ -296,8 +298,8 @@ func TestAFullWorkerDeclines(t *testing.T) {
 	f.waitEnd(ss, "build:1")
 }
 
-// §6.5 and §6.6: a lost connection aborts the running job (no report), and the worker comes
-// back with a full handshake and a new RequestJobList.
+// gradient-server §6.5 and gradient-server §6.6: a lost connection aborts the running job
+// (no report), and the worker comes back with a full handshake and a new RequestJobList.
 func TestLostConnectionAbortsJobsAndReconnects(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
@@ -315,7 +317,8 @@ func TestLostConnectionAbortsJobsAndReconnects(t *testing.T) {
 	}
 }
 
-// §6.6: Draining from the server ends the session, never the worker, which reconnects.
+// gradient-server §6.6: Draining from the server ends the session, never the worker, which
+// reconnects.
 func TestServerDrainingEndsTheSessionNotTheWorker(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
@@ -327,7 +330,8 @@ func TestServerDrainingEndsTheSessionNotTheWorker(t *testing.T) {
 	}
 }
 
-// §6.6: stopping the worker sends Draining, reports the running job Canceled, and closes.
+// gradient-server §6.6: stopping the worker sends Draining, reports the running job
+// Canceled, and closes.
 func TestStoppingTheWorkerCancelsItsJobs(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()
@@ -355,7 +359,7 @@ func TestStoppingTheWorkerCancelsItsJobs(t *testing.T) {
 	}
 }
 
-// §4.3: a changed peers file makes the running session ask for a reauth.
+// gradient-protocol §4.3: a changed peers file makes the running session ask for a reauth.
 func TestChangedPeersFileAsksForReauth(t *testing.T) {
 	f := newFixture(t, nil)
 	ss := f.start()

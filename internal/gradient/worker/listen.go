@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultListenAddr is the listener's address when discoverable mode is turned on without
-// one (spec §1.1: port 3100 on loopback).
+// one (gradient-protocol §1.1: port 3100 on loopback).
 const DefaultListenAddr = "127.0.0.1:3100"
 
 // Listener limits. One server session runs at a time (the worker's build slots belong to
@@ -27,7 +27,7 @@ const (
 	listenHeaderTimeout  = 10 * time.Second
 )
 
-// listener serves server-dialed sessions (spec §4.1 as_dialed) on GET /proto.
+// listener serves server-dialed sessions (gradient-protocol §4.1 as_dialed) on GET /proto.
 type listener struct {
 	w          *Worker
 	tokens     *serverTokensFile

@@ -133,8 +133,8 @@ func argon2Hash(t *testing.T, token string) string {
 	return h
 }
 
-// TestListenerRefusals covers spec §4.1 as_dialed: 400 for another first message, 401 for
-// another worker ID, a wrong token, or one wrong token among right ones.
+// TestListenerRefusals covers gradient-protocol §4.1 as_dialed: 400 for another first
+// message, 401 for another worker ID, a wrong token, or one wrong token among right ones.
 func TestListenerRefusals(t *testing.T) {
 	file := tokensFile(t, "# servers", "proj-a:"+peertoken.SHA256Hex("right-a"), "proj-b:"+argon2Hash(t, "right-b"))
 	l := startListening(t, file)

@@ -8,7 +8,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Log limits per build (spec §6.3).
+// Log limits per build (gradient-server §6.3).
 const (
 	LogBytesPerMinute = 8 << 20
 	LogBytesPerHour   = 64 << 20

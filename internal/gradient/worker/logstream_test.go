@@ -9,8 +9,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// §6.3: no more than the per-minute and per-hour budgets are forwarded, and once a limit is
-// hit the rest of the build's log is dropped.
+// gradient-server §6.3: no more than the per-minute and per-hour budgets are forwarded, and
+// once a limit is hit the rest of the build's log is dropped.
 func TestLogBudgetNeverExceedsItsLimits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b := logBudget{perMinute: 1000, perHour: 5000}

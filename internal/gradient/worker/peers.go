@@ -21,8 +21,9 @@ var ErrBadPeersFile = errors.New("worker: bad peers file")
 // maxPeersFileSize bounds what is read from the peers file.
 const maxPeersFileSize = 1 << 20
 
-// ParsePeers reads a peers file (spec §4.2): one `peer_id:token` per line, `#` starting a
-// comment line, blank lines ignored, a `*:token` line answering every challenged peer.
+// ParsePeers reads a peers file (gradient-protocol §4.2): one `peer_id:token` per line, `#`
+// starting a comment line, blank lines ignored, a `*:token` line answering every challenged
+// peer.
 func ParsePeers(data []byte) ([]wire.PeerToken, error) {
 	var out []wire.PeerToken
 	err := scanPairLines(data, ErrBadPeersFile, "peer_id:token", func(_ int, peer, token string) error {

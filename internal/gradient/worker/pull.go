@@ -139,8 +139,9 @@ func (st *narStream) wait() <-chan error {
 	return st.done
 }
 
-// pull fetches the NARs of the given cached paths into the job directory (spec §7.4) and
-// returns the files by path. Paths the server has no object for are returned as missing.
+// pull fetches the NARs of the given cached paths into the job directory
+// (gradient-protocol §7.4) and returns the files by path. Paths the server has no object
+// for are returned as missing.
 func (r *run) pull(ctx context.Context, infos map[string]wire.CachedPath) (files map[string]string, missing []string, err error) {
 	paths := slices.Sorted(maps.Keys(infos))
 	streams := make(map[string]*narStream, len(paths))

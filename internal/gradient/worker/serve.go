@@ -40,11 +40,12 @@ type inbound struct {
 	err     error
 }
 
-// Serve runs the job loop over an established session (spec §6): res is the handshake's
-// result and role the running role. It returns when the session ends: the connection was
-// lost or closed (running jobs are aborted, unreported), the server sent Draining or a
-// Reject, or stopCtx ended — then the worker sends Draining, aborts its jobs reporting each
-// as Canceled, waits up to StopGrace for those reports, and closes (spec §6.6).
+// Serve runs the job loop over an established session (gradient-server §6): res is the
+// handshake's result and role the running role. It returns when the session ends: the
+// connection was lost or closed (running jobs are aborted, unreported), the server sent
+// Draining or a Reject, or stopCtx ended — then the worker sends Draining, aborts its jobs
+// reporting each as Canceled, waits up to StopGrace for those reports, and closes
+// (gradient-server §6.6).
 func (w *Worker) Serve(stopCtx context.Context, conn *wsconn.WorkerConn, role session.Stepper, res session.Result) SessionEnd {
 	s := w.newSession(conn, role, res)
 	defer s.cancel()
@@ -146,7 +147,7 @@ func (s *sess) send(m wire.ClientMessage) error {
 	return nil
 }
 
-// start sends what follows the handshake (spec §4.1, §6.1).
+// start sends what follows the handshake (gradient-protocol §4.1, gradient-server §6.1).
 func (s *sess) start() {
 	if s.caps.Build {
 		caps, err := s.w.capabilities(s.ctx)
@@ -256,7 +257,7 @@ func (s *sess) dispatch(m wire.ServerMessage) {
 	case *wire.NarStreamHeader, *wire.NarPush, *wire.NarUnavailable, *wire.NarAbort:
 		s.routes.deliverNar(m)
 	case *wire.JobListChunk:
-		if m.IsFinal { // no scoring in v1 (spec §10 Q13): an empty final page of scores
+		if m.IsFinal { // no scoring in v1 (gradient-server §10.13): an empty final page of scores
 			_ = s.send(&wire.RequestJobChunk{IsFinal: true})
 		}
 	case *wire.ServerError:
@@ -267,7 +268,7 @@ func (s *sess) dispatch(m wire.ServerMessage) {
 }
 
 // end finishes a session that is over: every running job is aborted without a report (the
-// session that could carry it is gone, spec §6.5), then the socket is closed.
+// session that could carry it is gone, gradient-server §6.5), then the socket is closed.
 func (s *sess) end(e SessionEnd) SessionEnd {
 	s.abortAll(errLost)
 	s.waitJobs(lostJobWait)
@@ -275,8 +276,8 @@ func (s *sess) end(e SessionEnd) SessionEnd {
 	return e
 }
 
-// stop is the worker's SIGTERM (spec §6.6): Draining, every job cancelled and reported as
-// Canceled, at most StopGrace for those reports, then close.
+// stop is the worker's SIGTERM (gradient-server §6.6): Draining, every job cancelled and
+// reported as Canceled, at most StopGrace for those reports, then close.
 func (s *sess) stop() SessionEnd {
 	end := s.drain("worker stopping")
 	end.Stopped = true

@@ -20,9 +20,9 @@ var ErrBadServerTokensFile = errors.New("worker: bad accepted server tokens file
 // holds one per registration at the worker's URL, so more is refused before any hashing.
 const maxAuthenticateTokens = 256
 
-// ServerTokens is the accepted server tokens file (spec §4.1 as_dialed): for each peer ID the
-// hashes a server's token for that peer may match, plus `*` lines that match for any peer.
-// The zero value accepts nothing; OpenServerTokens accepts every server.
+// ServerTokens is the accepted server tokens file (gradient-protocol §4.1 as_dialed): for
+// each peer ID the hashes a server's token for that peer may match, plus `*` lines that match
+// for any peer. The zero value accepts nothing; OpenServerTokens accepts every server.
 type ServerTokens struct {
 	byPeer   map[string][]string
 	wildcard []string

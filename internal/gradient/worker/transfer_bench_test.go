@@ -26,7 +26,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
-// The worker → server transfer benchmarks of issues 6 and 7 with the worker's own code on
+// The worker → server transfer benchmarks, with the worker's own code on
 // both ends of a real /proto session: the real server (SQLite, NAR storage, loopback) and a
 // real worker session (handshake, router, run) whose job goroutine calls push or pull.
 
@@ -144,7 +144,7 @@ func benchOutput(tb testing.TB, name string, w *Worker) string {
 	return path
 }
 
-// BenchmarkWorkerPush is issue 6's upload throughput with the worker's own upload code:
+// BenchmarkWorkerPush is the upload throughput with the worker's own upload code:
 // push of one 256 MiB store path to a server whose cache lacks it — nix path-info,
 // CacheQuery Push, UploadRequest/Grant, `nix-store --dump` through zstd level 6 with both
 // hashes computed on the way, 512 KiB UploadChunks, UploadFinished, and the server's
@@ -183,7 +183,7 @@ func BenchmarkWorkerPush(b *testing.B) {
 	}
 }
 
-// BenchmarkWorkerPull is issue 7's NAR pull with the worker's own receiver: NarRequest for
+// BenchmarkWorkerPull is the NAR pull throughput with the worker's own receiver: NarRequest for
 // one 256 MiB output, NarStreamHeader and 512 KiB NarPush chunks from the server's NAR
 // storage, each written to the job's file and hashed by the worker's narStream, the SHA-256
 // of the compressed bytes checked against the CacheStatus Pull answer. The import into the

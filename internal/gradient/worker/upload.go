@@ -10,7 +10,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Upload limits of spec §1.3 and §7.3.
+// Upload limits of gradient-protocol §1.3 and gradient-protocol §7.3.
 const (
 	BulkChunkSize  = 512 << 10
 	maxUploadSlots = 16
@@ -59,7 +59,8 @@ func (r *run) push(ctx context.Context, paths []string) (int, uint64, error) {
 	return n, total, nil
 }
 
-// upload runs the v30 upload flow for one path (spec §7.3), retrying a Retry outcome.
+// upload runs the v30 upload flow for one path (gradient-protocol §7.3), retrying a Retry
+// outcome.
 func (r *run) upload(ctx context.Context, info nixexec.PathInfo) (uint64, error) {
 	select {
 	case r.s.w.uploads <- struct{}{}:
@@ -157,8 +158,8 @@ func (r *run) streamNAR(ctx context.Context, id uint64, info nixexec.PathInfo, o
 	return stats, nil
 }
 
-// uploadMetadata is UploadFinished's narinfo (spec §7.3): hashes as sha256:<nix32>,
-// references in hash-name form.
+// uploadMetadata is UploadFinished's narinfo (gradient-protocol §7.3): hashes as
+// sha256:<nix32>, references in hash-name form.
 func uploadMetadata(stats nixexec.NARStats, info nixexec.PathInfo) *wire.NarUploadMetadata {
 	meta := &wire.NarUploadMetadata{
 		FileHash: nixexec.SHA256Text(stats.FileHash), FileSize: stats.FileSize,

@@ -29,7 +29,7 @@ type Worker struct {
 	// peersChanged wakes the live session when the peers file changed.
 	peersChanged chan session.PeerTokens
 
-	requestID atomic.Uint64 // UploadRequest ids: a counter per worker (spec §7.3)
+	requestID atomic.Uint64 // UploadRequest ids: a counter per worker (gradient-protocol §7.3)
 	uploads   chan struct{} // worker-wide upload slots
 	caps      capabilitiesCache
 	health    *nixHealth
@@ -151,7 +151,7 @@ func (w *Worker) upgradeHeader(base http.Header) http.Header {
 }
 
 // watchPeers polls the peers file and hands changes to the live session, which asks the
-// server for a reauth (spec §4.3).
+// server for a reauth (gradient-protocol §4.3).
 func (w *Worker) watchPeers(ctx context.Context) {
 	if w.cfg.PeersFile == "" {
 		return

@@ -8,7 +8,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// §1.2: both sides send first, then read; the agreed version is the lower newest.
+// gradient-protocol §1.2: both sides send first, then read; the agreed version is the lower
+// newest.
 func TestAgreementBetweenOurSides(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{})
 	worker := dialServer(t, url, DialOptions{Options: Options{Versions: wire.VersionRange{Oldest: 30, Newest: 31}}})
@@ -25,8 +26,8 @@ func TestAgreementBetweenOurSides(t *testing.T) {
 	}
 }
 
-// §1.2 against a peer announcing other ranges: the lower newest when they overlap, close 1002
-// with the exact reason when they do not.
+// gradient-protocol §1.2 against a peer announcing other ranges: the lower newest when they
+// overlap, close 1002 with the exact reason when they do not.
 func TestAgreementWithForeignRanges(t *testing.T) {
 	for _, tc := range []struct {
 		peer       wire.VersionRange
@@ -66,7 +67,7 @@ func TestAgreementWithForeignRanges(t *testing.T) {
 	}
 }
 
-// §1.2: a first frame without GRAD comes from protocol 26 or older.
+// gradient-protocol §1.2: a first frame without GRAD comes from protocol 26 or older.
 func TestPreProtoPeerIsClosed(t *testing.T) {
 	const want = "peer protocol is older than 30"
 	for name, first := range map[string][]byte{

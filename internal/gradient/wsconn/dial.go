@@ -91,7 +91,7 @@ func dial(ctx context.Context, url string, opts DialOptions) (*websocket.Conn, *
 	return ws, dialed, resp.Header, nil
 }
 
-// newDialer sets the socket options of spec §1.1 before connect.
+// newDialer sets the socket options of gradient-protocol §1.1 before connect.
 func newDialer(connectTimeout, userTimeout time.Duration) *net.Dialer {
 	return &net.Dialer{
 		Timeout:         connectTimeout,

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// §1.1: the worker gives up on a connect that gets no answer (here a listener that accepts
-// TCP but never answers the upgrade) after the connect timeout.
+// gradient-protocol §1.1: the worker gives up on a connect that gets no answer (here a
+// listener that accepts TCP but never answers the upgrade) after the connect timeout.
 func TestDialGivesUpOnASilentServer(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

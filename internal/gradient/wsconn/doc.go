@@ -1,23 +1,24 @@
-// Package wsconn is gradient's socket layer over github.com/coder/websocket (spec §1): one
-// /proto or /cache/{cache}/proto WebSocket, typed for its role, carrying wire-encoded
-// messages.
+// Package wsconn is gradient's socket layer over github.com/coder/websocket
+// (gradient-protocol §1): one /proto or /cache/{cache}/proto WebSocket, typed for its role,
+// carrying wire-encoded messages.
 //
 // A Conn[S, R] sends S and receives R. WorkerConn sends ClientMessage and receives
 // ServerMessage (the worker, whether it dialed or was dialed); ServerConn is the reverse. The
 // server dials a worker with DialWorker and accepts one with AcceptWorker; the worker dials the
 // server with DialServer and, when discoverable, accepts it with AcceptServer.
 //
-// Version agreement (§1.2) runs lazily on the first Send, Read or Agree: each side writes its
-// 8-byte GRAD frame, then reads the peer's. A failure closes the socket with 1002 and the
-// spec's exact reason, logs it at warn level and is returned as a *wire.AgreementError (use
-// errors.As) so a server that dialed a worker can keep the reason as its offline reason.
+// Version agreement (gradient-protocol §1.2) runs lazily on the first Send, Read or Agree:
+// each side writes its 8-byte GRAD frame, then reads the peer's. A failure closes the socket
+// with 1002 and the exact reason gradient-protocol §1.2 gives, logs it at warn level and is
+// returned as a *wire.AgreementError (use errors.As) so a server that dialed a worker can keep
+// the reason as its offline reason.
 //
-// Reads (§1.3): every WebSocket message is one binary frame; text messages are read, counted
-// against the cap and dropped. Until EnterSession every frame is capped at 64 KiB and a bigger
-// one closes the socket with 1002 before any decoding; afterwards the cap is 8 MiB (or
-// Options.SessionReadLimit: 2 MiB on cache sessions) and a bigger frame closes with 1009, the
-// code §1.4 recommends. The library's own limit is disabled so that these codes, not its
-// 1009, are what the peer sees.
+// Reads (gradient-protocol §1.3): every WebSocket message is one binary frame; text messages
+// are read, counted against the cap and dropped. Until EnterSession every frame is capped at
+// 64 KiB and a bigger one closes the socket with 1002 before any decoding; afterwards the cap
+// is 8 MiB (or Options.SessionReadLimit: 2 MiB on cache sessions) and a bigger frame closes
+// with 1009, the code gradient-protocol §1.4 recommends. The library's own limit is disabled
+// so that these codes, not its 1009, are what the peer sees.
 //
 // Frame ownership: []byte fields of a message returned by Read alias its frame (the codec is
 // zero-copy). Read also returns a release func: the frame stays valid until release is
@@ -26,18 +27,20 @@
 // Frames under 32 KiB are copied out of the reader's scratch buffer, so their release is a
 // no-op.
 //
-// Writes (§1.5): Send encodes on the caller's goroutine (encode errors reach the caller, and
-// encoding large chunks runs in parallel with the single writer) and queues the frame on the
-// lane wire.Lane picks: control (256 entries) or bulk (16). One writer goroutine always
-// drains control first, never mixes lanes in a batch, takes at most 32 messages per batch,
-// stops filling a bulk batch once it holds 256 KiB, writes the batch with one flush and looks
-// at control again. Send returns once the frame is queued; a Send that cannot queue within
-// the stall timeout (30 s) fails with ErrStalled. Writer is safe for concurrent use: share the
-// pointer (it is the "cloneable" writer of the spec).
+// Writes (gradient-protocol §1.5): Send encodes on the caller's goroutine (encode errors reach
+// the caller, and encoding large chunks runs in parallel with the single writer) and queues
+// the frame on the lane wire.Lane picks: control (256 entries) or bulk (16). One writer
+// goroutine always drains control first, never mixes lanes in a batch, takes at most 32
+// messages per batch, stops filling a bulk batch once it holds 256 KiB, writes the batch with
+// one flush and looks at control again. Send returns once the frame is queued; a Send that
+// cannot queue within the stall timeout (30 s) fails with ErrStalled. Writer is safe for
+// concurrent use: share the pointer (it is the one writer every goroutine shares,
+// gradient-protocol §1.5).
 //
 // Closing: Close drains every queued frame and then closes with 1000; Reject queues a Reject
-// message and closes with 1008 and "<code> <reason>" (§10 Q4); Abort drops the queues and
-// closes the TCP connection at once. A context passed to Read, Send or Agree bounds that call;
-// the library closes the whole socket when such a context ends mid-operation, so read loops
-// should pass the session's lifetime context (and HandshakeContext during the handshake).
+// message and closes with 1008 and "<code> <reason>" (gradient-server §10.4); Abort drops the
+// queues and closes the TCP connection at once. A context passed to Read, Send or Agree bounds
+// that call; the library closes the whole socket when such a context ends mid-operation, so
+// read loops should pass the session's lifetime context (and HandshakeContext during the
+// handshake).
 package wsconn

@@ -7,7 +7,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// Timeouts and sizes of spec §1.1 and §1.5.
+// Timeouts and sizes of gradient-protocol §1.1 and gradient-protocol §1.5.
 const (
 	// ConnectTimeout bounds a dial: TCP connect, TLS and the HTTP upgrade.
 	ConnectTimeout = 10 * time.Second
@@ -32,7 +32,7 @@ const (
 const (
 	CloseNormal          = 1000
 	CloseProtocolError   = wire.CloseProtocolError // failed agreement, oversized handshake frame
-	ClosePolicyViolation = 1008                    // after a Reject (§10 Q4)
+	ClosePolicyViolation = 1008                    // after a Reject (gradient-server §10.4)
 	CloseMessageTooBig   = 1009                    // a frame over the session cap
 )
 

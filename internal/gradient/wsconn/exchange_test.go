@@ -160,7 +160,8 @@ func TestReleaseIsIdempotent(t *testing.T) {
 	}
 }
 
-// §10 Q4: Reject is sent, then the socket closes with 1008 and "<code> <reason>".
+// gradient-server §10.4: Reject is sent, then the socket closes with 1008 and "<code>
+// <reason>".
 func TestRejectThenClose(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{})
 	worker := dialServer(t, url, DialOptions{})

@@ -9,7 +9,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// lanes are the two send queues and the single goroutine that writes them (§1.5).
+// lanes are the two send queues and the single goroutine that writes them
+// (gradient-protocol §1.5).
 type lanes struct {
 	control, bulk chan *outbound
 	stallTimeout  time.Duration

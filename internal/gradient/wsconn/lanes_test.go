@@ -43,8 +43,8 @@ func lanePair(t *testing.T, opts Options) (*WorkerConn, *ServerConn) {
 	return worker, server
 }
 
-// §1.5: with the bulk queue full (16 chunks waiting behind a busy writer) a control reply is
-// still accepted at once and written before every queued chunk.
+// gradient-protocol §1.5: with the bulk queue full (16 chunks waiting behind a busy writer) a
+// control reply is still accepted at once and written before every queued chunk.
 func TestControlOvertakesAFullBulkQueue(t *testing.T) {
 	gate := newWriterGate()
 	worker, server := lanePair(t, Options{hooks: &testHooks{beforeBatch: gate.beforeBatch}})
@@ -101,9 +101,9 @@ func frameLabel(m wire.ServerMessage) string {
 	return "control"
 }
 
-// §1.5 with a real stalled reader: the peer stops reading until TCP backs up and the bulk
-// queue fills; a control Send is accepted at once, and once the peer reads again the control
-// frame arrives ahead of the chunks that were queued before it.
+// gradient-protocol §1.5 with a real stalled reader: the peer stops reading until TCP backs
+// up and the bulk queue fills; a control Send is accepted at once, and once the peer reads
+// again the control frame arrives ahead of the chunks that were queued before it.
 func TestControlReplyPassesAStalledReader(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{})
 	raw := rawDial(t, url)
@@ -184,8 +184,8 @@ func waitUntilStuck(t *testing.T, server *ServerConn, sent *atomic.Uint64) {
 	}
 }
 
-// §1.5: a Send that waits longer than the stall timeout for room fails with ErrStalled; the
-// socket stays open and the control lane keeps working.
+// gradient-protocol §1.5: a Send that waits longer than the stall timeout for room fails with
+// ErrStalled; the socket stays open and the control lane keeps working.
 func TestSendStallsWhenThePeerStopsReading(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{StallTimeout: 50 * time.Millisecond})
 	raw := rawDial(t, url)
@@ -208,9 +208,9 @@ func TestSendStallsWhenThePeerStopsReading(t *testing.T) {
 	}
 }
 
-// §1.5 batch limits on a real socket: control batches go first and hold at most 32 frames,
-// bulk batches stop filling at 256 KiB, no batch mixes lanes, and a control batch leaves in
-// one socket write.
+// gradient-protocol §1.5 batch limits on a real socket: control batches go first and hold at
+// most 32 frames, bulk batches stop filling at 256 KiB, no batch mixes lanes, and a control
+// batch leaves in one socket write.
 func TestBatchesRespectTheirLimits(t *testing.T) {
 	gate := newWriterGate()
 	var mu sync.Mutex

@@ -32,8 +32,9 @@ func logChunkOfSize(t *testing.T, size int) *wire.LogChunk {
 	return nil
 }
 
-// §1.3: during the handshake every frame is capped at 64 KiB; a bigger one closes with 1002
-// and is never decoded (a valid LogChunk one byte over is refused, one at the cap is read).
+// gradient-protocol §1.3: during the handshake every frame is capped at 64 KiB; a bigger one
+// closes with 1002 and is never decoded (a valid LogChunk one byte over is refused, one at
+// the cap is read).
 func TestHandshakeFrameCap(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -86,8 +87,9 @@ func TestOversizedFirstFrameIsNotParsed(t *testing.T) {
 	assertClosed(t, reads, CloseProtocolError, "handshake message over 65536 bytes")
 }
 
-// §1.3/§1.4: after EnterSession the cap is the session's (8 MiB, 2 MiB on cache sessions) and
-// a bigger frame closes with 1009. Frames at the cap pass.
+// gradient-protocol §1.3/gradient-protocol §1.4: after EnterSession the cap is the session's
+// (8 MiB, 2 MiB on cache sessions) and a bigger frame closes with 1009. Frames at the cap
+// pass.
 func TestSessionFrameCap(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -173,8 +173,8 @@ func (s *socket) skipMessage(mr io.Reader, rc readCap) error {
 	}
 }
 
-// tooBig closes the socket for a frame over the cap: 1002 during the handshake (§1.3), 1009
-// after it (§1.4).
+// tooBig closes the socket for a frame over the cap: 1002 during the handshake
+// (gradient-protocol §1.3), 1009 after it (gradient-protocol §1.4).
 func (s *socket) tooBig(rc readCap) error {
 	code, reason := websocket.StatusCode(CloseProtocolError), fmt.Sprintf("handshake message over %d bytes", rc.limit)
 	if rc.session {

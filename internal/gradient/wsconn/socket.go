@@ -42,8 +42,8 @@ type socket struct {
 
 func newSocket(ws *websocket.Conn, bc *batchConn, opts Options) *socket {
 	opts = opts.withDefaults()
-	// Caps are enforced in readFrame, so that the peer sees 1002 or 1009 as the spec says,
-	// never the library's own 1009 at its default 32 KiB.
+	// Caps are enforced in readFrame, so that the peer sees 1002 or 1009 as
+	// gradient-protocol §1.4 says, never the library's own 1009 at its default 32 KiB.
 	ws.SetReadLimit(-1)
 	s := &socket{
 		ws:           ws,
@@ -79,7 +79,8 @@ func (s *socket) agreedVersion() uint16 {
 	return 0
 }
 
-// agree runs version agreement once (§1.2); concurrent callers wait for its outcome.
+// agree runs version agreement once (gradient-protocol §1.2); concurrent callers wait for its
+// outcome.
 func (s *socket) agree(ctx context.Context) (uint16, error) {
 	select {
 	case <-s.agreed:

@@ -31,8 +31,8 @@ func getsockopt(t *testing.T, c net.Conn, level, opt int) int {
 	return v
 }
 
-// §1.1: a dialed socket has Nagle off, TCP_USER_TIMEOUT at 120 s and keepalive on; an accepted
-// one has Nagle off.
+// gradient-protocol §1.1: a dialed socket has Nagle off, TCP_USER_TIMEOUT at 120 s and
+// keepalive on; an accepted one has Nagle off.
 func TestSocketOptions(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{})
 	worker := dialServer(t, url, DialOptions{})

@@ -56,7 +56,8 @@ func (w *Writer[S]) Close(ctx context.Context) error {
 }
 
 // Reject sends a Reject{code, reason} (ClientMessage::Reject or ServerMessage::Reject by
-// role), drains, and closes with 1008 and the reason "<code> <reason>" (§10 Q4).
+// role), drains, and closes with 1008 and the reason "<code> <reason>"
+// (gradient-server §10.4).
 func (w *Writer[S]) Reject(ctx context.Context, code uint16, reason string) error {
 	sendErr := w.Send(ctx, w.newReject(code, reason))
 	closeErr := w.s.close(ctx, ClosePolicyViolation, rejectCloseReason(code, reason))

@@ -1,5 +1,5 @@
 // Package admission is the fold that decides whether a caller may use a node's scheduler and
-// compile verbs (spec pace-node-and-kv.md §8.1): loopback, a proven live key, a machine ticket
+// compile verbs (pace-node §8.1): loopback, a proven live key, a machine ticket
 // for this endpoint, and --fleet-open each admit; a revoked key refuses and outranks them all.
 // The answer is about the caller's machine, never its address: no source address admits
 // anybody but this machine.
@@ -8,8 +8,8 @@
 // reaches every open connection at its next request.
 package admission
 
-// Route is one way a caller was admitted, as the bits EXPLAIN-ADMISSION reports (wire spec
-// §1.13).
+// Route is one way a caller was admitted, as the bits EXPLAIN-ADMISSION reports
+// (pace-wire §1.13).
 type Route uint32
 
 // Routes.
@@ -44,11 +44,12 @@ type Verdict struct {
 	// Identified: admitted by something other than --fleet-open alone (loopback, proof or
 	// ticket). Cluster-deciding verbs need it.
 	Identified bool
-	// Operator: loopback, or the proven or ticket key of a voter. The "op" gate of §1.12.
+	// Operator: loopback, or the proven or ticket key of a voter. The "op" gate of
+	// pace-wire §1.12.
 	Operator bool
 }
 
-// Decide folds the facts. A revoked key refuses whatever else holds (§8.1): under
+// Decide folds the facts. A revoked key refuses whatever else holds (pace-node §8.1): under
 // --fleet-open a forgotten machine presenting its key is refused where the same machine
 // presenting nothing would be served as anonymous.
 func Decide(f Facts) Verdict {
@@ -74,7 +75,7 @@ func Decide(f Facts) Verdict {
 	return v
 }
 
-// Policy names the admission policy for the ready line (§10.4).
+// Policy names the admission policy for the ready line (pace-node §10.4).
 func Policy(hasRoster, fleetOpen bool) string {
 	switch {
 	case fleetOpen:

@@ -6,7 +6,8 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestFold is spec §8.1's table, one row per route and the revoked override.
+// TestFold is pace-node §8.1's table, one row per route and the revoked
+// override.
 func TestFold(t *testing.T) {
 	cases := []struct {
 		name                string

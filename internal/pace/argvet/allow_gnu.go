@@ -1,9 +1,9 @@
 package argvet
 
 // The GNU allowlist (gcc, g++, cc, c++, clang, clang++), rows spelled without the introducer.
-// Categories follow §3.10. Every -f row is an exact option name: either bare, or valued with a
-// closed value shape (a number, an enumerated keyword, a list of keywords). No -f row is a
-// prefix; a test holds that.
+// Categories follow pace-wire §3.10. Every -f row is an exact option name: either bare, or
+// valued with a closed value shape (a number, an enumerated keyword, a list of keywords). No
+// -f row is a prefix; a test holds that.
 
 func gnuOptimisation() []row { return exact("O", "O0", "O1", "O2", "O3", "Ofast", "Og", "Os", "Oz") }
 

@@ -1,7 +1,7 @@
 package argvet
 
-// gnuFBare() are the -f flags without values, one exact spelling each, grouped as §3.10 lists
-// them. A flag missing here costs a local compile and a rise of
+// gnuFBare() are the -f flags without values, one exact spelling each, grouped as
+// pace-wire §3.10 lists them. A flag missing here costs a local compile and a rise of
 // pace_worker_jobs_refused_rejected_argument_total; the fix is a new row, never a prefix.
 func gnuFBare() []row {
 	return exact(

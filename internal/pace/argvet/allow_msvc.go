@@ -1,6 +1,7 @@
 package argvet
 
-// The MSVC allowlist (cl, clang-cl), rows spelled without the introducer, as §3.10 lists them.
+// The MSVC allowlist (cl, clang-cl), rows spelled without the introducer, as pace-wire §3.10
+// lists them.
 
 func msvcOptimisation() []row {
 	return exact(

@@ -3,9 +3,10 @@ package argvet
 import "strings"
 
 // Hard refusals: prefix-matched against the argument without its introducer, checked before
-// the allowlist, and never re-admitted by an operator's --allow-compile-arg (§3.10, §5.5).
+// the allowlist, and never re-admitted by an operator's --allow-compile-arg (pace-wire §3.10,
+// pace-node §5.5).
 
-// denyAnyFamily are the spec's rows for every family: options that run another program, load
+// denyAnyFamily are the rows for every family: options that run another program, load
 // code, redirect the driver's sub-programs, name include or sysroot paths, or write profile,
 // coverage or split-debug files.
 var denyAnyFamily = []string{
@@ -36,7 +37,7 @@ var denyGNU = []string{
 	"fdiagnostics-format=json-file",
 }
 
-// denyMSVC are the spec's MSVC rows.
+// denyMSVC are the rows for the MSVC family (pace-wire §3.10).
 var denyMSVC = []string{
 	"link", "analyze", "imsvc", "external:I", "external:env:", "AI", "FA", "FI", "FR", "Fa",
 	"Fd", "Fe", "Fi", "Fm", "Fo", "Fp", "Fr", "Fx", "Y", "Zi", "ZI",

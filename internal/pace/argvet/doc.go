@@ -1,5 +1,5 @@
 // Package argvet is the compile worker's allowlist of argument shapes, per driver family
-// (wire spec §3.10, node spec §5.5, mission document step 6).
+// (pace-wire §3.10, pace-node §5.5).
 //
 // A dispatched job's arguments are spliced into a compiler command line the worker runs as its
 // own service account, and several driver options exist only to run another program or load

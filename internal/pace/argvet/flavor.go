@@ -1,6 +1,7 @@
 package argvet
 
-// Family is a driver family: the introducers and table rows its arguments use (spec §3.2).
+// Family is a driver family: the introducers and table rows its arguments use
+// (pace-wire §3.2).
 type Family uint8
 
 // Driver families.

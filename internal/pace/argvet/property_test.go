@@ -36,8 +36,9 @@ func genArgNear(spellings []string) *rapid.Generator[string] {
 	})
 }
 
-// §3.10 / §5.5: nothing with a path separator after its one introducer is ever accepted;
-// the preprocessed-language spellings, the only exception the spec names, carry none.
+// pace-wire §3.10 / pace-node §5.5: nothing with a path separator after its one introducer
+// is ever accepted; the preprocessed-language spellings, the only exception pace-wire §3.10
+// makes, carry none.
 func TestPropertyNoSeparatorIsEverAccepted(t *testing.T) {
 	spellings := allSpellings()
 	rapid.Check(t, func(t *rapid.T) {

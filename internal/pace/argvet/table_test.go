@@ -16,9 +16,9 @@ var msvcGroups = map[string][]row{
 	"warnings": msvcWarnings(), "machine": msvcMachine(), "codegen": msvcCodegen(), "misc": msvcMisc(),
 }
 
-// Every -f row names one whole option (§3.10, mission step 6): bare, or valued with the
-// option name ending in '=' and a closed check on the value. A prefix row for -f would admit
-// -fmodule-mapper= or -fpass-plugin= in a future compiler release.
+// Every -f row names one whole option (pace-wire §3.10): bare, or valued
+// with the option name ending in '=' and a closed check on the value. A prefix row for -f
+// would admit -fmodule-mapper= or -fpass-plugin= in a future compiler release.
 func TestEveryFRowIsAnExactSpelling(t *testing.T) {
 	count := 0
 	for name, rows := range gnuGroups {
@@ -48,7 +48,7 @@ func TestEveryFRowIsAnExactSpelling(t *testing.T) {
 	}
 }
 
-// Prefix rows are exactly the categories §3.10 allows as prefixes.
+// Prefix rows are exactly the categories pace-wire §3.10 allows as prefixes.
 func TestPrefixRowsAreTheSpecsOnly(t *testing.T) {
 	allowed := map[string]bool{"std=": true, "D": true, "U": true, "W": true, "m": true}
 	for name, rows := range gnuGroups {

@@ -42,7 +42,7 @@ func reject(i int, arg, rule string) error {
 	return &RejectedError{Index: i, Arg: SanitizeArg(arg), Rule: rule}
 }
 
-// MaxNamedArgLen bounds the argument a refusal names (§3.10).
+// MaxNamedArgLen bounds the argument a refusal names (pace-wire §3.10).
 const MaxNamedArgLen = 96
 
 // SanitizeArg renders arg for a refusal: printable ASCII kept, every other character '?', at
@@ -201,10 +201,10 @@ func isTargetFlag(a string) bool {
 	return ok && len(triple) <= 128 && isWord(triple) && !strings.Contains(triple, "+")
 }
 
-// Prescreen is the client's check before it asks for a lease (§3.9.1): every argument must be
-// an option of the driver's family, carry no '@' and no path separator after its introducer,
-// and hit no hard refusal. It does not consult the allowlist: a worker's operator extensions
-// may accept what the built-in rows do not.
+// Prescreen is the client's check before it asks for a lease (pace-wire §3.9.1): every
+// argument must be an option of the driver's family, carry no '@' and no path separator after
+// its introducer, and hit no hard refusal. It does not consult the allowlist: a worker's
+// operator extensions may accept what the built-in rows do not.
 func Prescreen(driver Flavor, args []string) error {
 	f := driver.Family()
 	for i, a := range args {

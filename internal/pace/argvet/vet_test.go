@@ -22,8 +22,8 @@ func rejected(t *testing.T, f Flavor, args []string, index int) *RejectedError {
 	return re
 }
 
-// The hard refusals issue 4 and the mission document (step 6) name, each a way to run a
-// program or load code through the compiler driver, or to write outside the scratch object.
+// The hard refusals pace-node §5.5 names, each a way to run a program or load code through
+// the compiler driver, or to write outside the scratch object.
 var issueRefusals = [][]string{
 	{"-wrapper", "gdb,--args"},
 	{"-fplugin=x.so"},

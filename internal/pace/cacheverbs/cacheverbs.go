@@ -26,7 +26,7 @@ var (
 	ErrMalformedRequest = errors.New("malformed cache request")
 )
 
-// STORE's fields, in wire order (pace-wire-and-client.md §1.13).
+// STORE's fields, in wire order (pace-wire §1.13).
 const (
 	storeKey = iota
 	storeGroup

@@ -11,7 +11,7 @@ import (
 
 func (r *run) cacheOptions() kvclient.Options {
 	o := kvclient.Options{Addr: r.cfg.Addr, ConnectTimeout: r.cfg.ConnectTimeout, Timeout: r.cfg.Timeout}
-	if r.cfg.Token != "" { // a username without a token sends nothing (spec §3.9.3)
+	if r.cfg.Token != "" { // a username without a token sends nothing (pace-wire §3.9.3)
 		o.Username, o.Password = r.cfg.User, r.cfg.Token
 	}
 	return o
@@ -39,7 +39,7 @@ func (r *run) closeCache() {
 
 // fetch asks the cache for key. Any failure is a miss: an unreachable, slow, refusing or
 // garbled cache never fails a build. After one failure the cache is not asked again, and
-// nothing is stored, for the rest of this invocation (spec §3.8, §3.11).
+// nothing is stored, for the rest of this invocation (pace-wire §3.8, pace-wire §3.11).
 func (r *run) fetch(ctx context.Context, key cachekey.Digest) ([]byte, bool) {
 	if r.cacheDown {
 		return nil, false

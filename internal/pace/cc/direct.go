@@ -10,8 +10,8 @@ import (
 )
 
 // tryDirect serves the compile without running the preprocessor when the manifest stored
-// under the manifest key still matches every file it lists (spec §3.6). Anything short of
-// that, silently, falls through to the preprocessed path.
+// under the manifest key still matches every file it lists (pace-wire §3.6). Anything short
+// of that, silently, falls through to the preprocessed path.
 func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 	mkey := r.manifestKey()
 	var missed *cachekey.Digest // the object key the local copy led to, already asked for

@@ -16,16 +16,17 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// maxRedirects is how many not-leader answers a LEASE follows (spec §3.9.2 step 1).
+// maxRedirects is how many not-leader answers a LEASE follows (pace-wire §3.9.2 step 1).
 const maxRedirects = 2
 
 // clientCodecs are what pace-cc can produce and decode, most preferred first.
 var clientCodecs = wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4)
 
-// dispatch compiles on the worker the scheduler names (spec §3.9). ok is false whenever the
-// compile must happen here instead: every refusal, an unreachable worker, a reply that is not
-// this request's or is not signed by the granted worker, or a non-zero exit (whose diagnostics
-// a local compile reproduces with the right paths). The lease is released on every path.
+// dispatch compiles on the worker the scheduler names (pace-wire §3.9). ok is false whenever
+// the compile must happen here instead: every refusal, an unreachable worker, a reply that is
+// not this request's or is not signed by the granted worker, or a non-zero exit (whose
+// diagnostics a local compile reproduces with the right paths). The lease is released on every
+// path.
 func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (captured, bool) {
 	if r.comp.Debug.Level > 0 && !slices.Contains(r.args, "-gno-column-info") {
 		// DWARF records source columns, and macro expansion in the preprocessed text moves
@@ -157,7 +158,7 @@ func (r *run) compileAt(ctx context.Context, g verbs.LeaseGrant, req verbs.Compi
 	return verbs.CompileReply{}, fmt.Errorf("no worker address reachable: %w", lastErr)
 }
 
-// maxObject is the client's cap on a reply and on the object inside it (spec §5 Q12).
+// maxObject is the client's cap on a reply and on the object inside it (pace-wire §5.12).
 func (r *run) maxObject() uint32 {
 	return uint32(min(max(r.cfg.MaxStoreBytes, 256<<20), 1<<31))
 }

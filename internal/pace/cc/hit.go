@@ -18,7 +18,7 @@ import (
 )
 
 // errStale reports a cached result this machine cannot reproduce: a dependency it names is
-// missing here (the replay guard of spec §3.7).
+// missing here (the replay guard of pace-wire §3.7).
 var errStale = errors.New("stale hit")
 
 // received is a cached result as it arrived: the object already in a temporary file beside

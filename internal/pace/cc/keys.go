@@ -35,8 +35,8 @@ func (r *run) prefixMapped(dir string) bool {
 	return false
 }
 
-// objectKey is the digest of everything that decides the compile's output (spec §3.5): the
-// compiler, the preprocessed text with its line markers (they carry the line layout that
+// objectKey is the digest of everything that decides the compile's output (pace-wire §3.5):
+// the compiler, the preprocessed text with its line markers (they carry the line layout that
 // warnings and debug line tables show), the relativized arguments, the project dependencies,
 // and where location matters, the working directory.
 func (r *run) objectKey(pp probed) cachekey.Digest {

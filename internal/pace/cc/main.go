@@ -45,7 +45,7 @@ type IO struct {
 }
 
 // Main runs pace-cc and returns its exit status: the compiler's own on a miss, a passthrough or
-// a fallback; 0 on a hit; 2 for a usage error (spec §3.13).
+// a fallback; 0 on a hit; 2 for a usage error (pace-wire §3.13).
 func Main(p IO) int {
 	// A pace-cc process lives milliseconds and allocates little: collecting garbage would only
 	// cost time on the hit path.

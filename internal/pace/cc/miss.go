@@ -41,7 +41,7 @@ func (r *run) miss(ctx context.Context, key cachekey.Digest, pp probed) int {
 }
 
 // result encodes what the compile produced as a compile-value: the object, then the captured
-// stdout and stderr and, when one was written, the depfile (spec §2.2 positions).
+// stdout and stderr and, when one was written, the depfile (pace-wire §2.2 positions).
 func (r *run) result(c captured) ([]byte, error) {
 	obj, err := os.ReadFile(r.abs(r.comp.Output))
 	if err != nil {

@@ -19,10 +19,11 @@ type probed struct {
 }
 
 // probe runs the preprocessor once: the text goes to a scratch file, the dependencies to a
-// scratch depfile written with the compile's own dependency options (spec §3.5, line markers
-// kept). With gcc the key text is directives-only: includes and conditionals resolved, line
-// markers kept, macros left unexpanded, which is as much a function of every input as the
-// expanded text and about a quarter cheaper to produce (measured on LevelDB's db_impl.cc).
+// scratch depfile written with the compile's own dependency options (pace-wire §3.5, line
+// markers kept). With gcc the key text is directives-only: includes and conditionals
+// resolved, line markers kept, macros left unexpanded, which is as much a function of every
+// input as the expanded text and about a quarter cheaper to produce (measured on LevelDB's
+// db_impl.cc).
 func (r *run) probe(ctx context.Context) (probed, error) {
 	dir, err := os.MkdirTemp("", "pace-cc-")
 	if err != nil {
@@ -49,7 +50,7 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 }
 
 // preprocessForDispatch is the text a worker compiles: fully preprocessed, line markers kept
-// (spec §3.9.1). The key probe's directives-only text would not compile as cpp-output.
+// (pace-wire §3.9.1). The key probe's directives-only text would not compile as cpp-output.
 func (r *run) preprocessForDispatch(ctx context.Context) ([]byte, error) {
 	text, _, err := r.runQuiet(ctx, r.comp.DispatchPreprocessArgs())
 	if err != nil {

@@ -14,7 +14,7 @@ var ErrSelf = errors.New("no real compiler found: every candidate on PATH is pac
 
 // findCompiler resolves the compiler to run. A name with a slash is used as given unless it is
 // pace-cc itself. A bare name is searched on path, skipping every entry that resolves to self:
-// the masquerade link itself and any other link to the pace-cc binary (spec §5 Q7).
+// the masquerade link itself and any other link to the pace-cc binary (pace-wire §5.7).
 func findCompiler(name, self, path string) (string, error) {
 	selfReal, _ := filepath.EvalSymlinks(self)
 	if strings.Contains(name, "/") {

@@ -9,8 +9,8 @@ type Invocation struct {
 	Args     []string // the arguments after the compiler
 	Cwd      string   // the working directory the compile runs in
 	Roots    Roots    // optional: relativize paths under them in the key
-	// ImplicitOutput caches "-c foo.c" without -o, whose object the driver names
-	// cwd/foo.o. Off by default: §3.3 passes such lines through (the default output path is
+	// ImplicitOutput caches "-c foo.c" without -o, whose object the driver names cwd/foo.o.
+	// Off by default: pace-wire §3.3 passes such lines through (the default output path is
 	// not reconstructed), though Lua's and Redis's makefiles compile several files that way.
 	ImplicitOutput bool
 }
@@ -166,7 +166,7 @@ func (w *walker) depOption(t token) {
 	}
 }
 
-// splitPrefixMap splits OLD=NEW at the last '=' (§3.3).
+// splitPrefixMap splits OLD=NEW at the last '=' (pace-wire §3.3).
 func splitPrefixMap(flag, v string) PrefixMap {
 	if i := strings.LastIndexByte(v, '='); i >= 0 {
 		return PrefixMap{Flag: flag, Old: v[:i], New: v[i+1:]}

@@ -29,7 +29,7 @@ func classifyLine(t *testing.T, line []string, implicit bool) (*Compile, error) 
 }
 
 // Real command lines from the Make and CMake builds of Lua 5.4.4, Redis 7.0.15 and LevelDB
-// 1.23 in ../shared/corpus (taken from make -n and ninja -t commands), and common variants.
+// 1.23 (taken from make -n and ninja -t commands), and common variants.
 var cacheableLines = []struct {
 	name     string
 	line     []string
@@ -142,7 +142,7 @@ func TestClassifyRealCommandLines(t *testing.T) {
 	}
 }
 
-// Without ImplicitOutput, §3.3 passes "-c foo.c" (no -o) through.
+// Without ImplicitOutput, pace-wire §3.3 passes "-c foo.c" (no -o) through.
 func TestNoOutputPassesThroughByDefault(t *testing.T) {
 	_, err := classifyLine(t, argv("gcc -c lcode.c"), false)
 	if ReasonOf(err) != ReasonNoOutput || !errors.Is(err, ErrPassthrough) {

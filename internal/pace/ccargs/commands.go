@@ -29,8 +29,8 @@ func (c *Compile) withoutProbeDropped() []string {
 	return out
 }
 
-// KeyProbeArgs is the key probe (§3.5, with pace's change): the command preprocessed to
-// stdout with line markers kept (-E, never -P), its dependencies written to scratchDepfile
+// KeyProbeArgs is the key probe (pace-wire §3.5, with pace's change): the command preprocessed
+// to stdout with line markers kept (-E, never -P), its dependencies written to scratchDepfile
 // (-MD -MF). Everything else, the source included, stays as given.
 func (c *Compile) KeyProbeArgs(scratchDepfile string) []string {
 	return append(c.withoutProbeDropped(), "-E", "-MD", "-MF", scratchDepfile)
@@ -70,14 +70,15 @@ func isDepRole(r role) bool {
 	return false
 }
 
-// DispatchPreprocessArgs is the dispatch preprocess (§3.9.1): the command preprocessed to
-// stdout with line markers, no dependency probe. Its stdout is what a worker compiles.
+// DispatchPreprocessArgs is the dispatch preprocess (pace-wire §3.9.1): the command
+// preprocessed to stdout with line markers, no dependency probe. Its stdout is what a worker
+// compiles.
 func (c *Compile) DispatchPreprocessArgs() []string {
 	return append(c.withoutProbeDropped(), "-E")
 }
 
-// KeyArgs are the arguments as they enter the object key (§3.5): in order, with the source
-// and every path-valued option value under a root relativized to <SRCROOT>/… or
+// KeyArgs are the arguments as they enter the object key (pace-wire §3.5): in order, with the
+// source and every path-valued option value under a root relativized to <SRCROOT>/… or
 // <BUILDTREE>/… (with no roots every argument stays verbatim, absolute paths included). For a
 // prefix map only the OLD half is relativized; the replacement stays literal so differing
 // mappings key apart. Left out, because they do not change what a compile produces:

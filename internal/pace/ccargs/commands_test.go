@@ -17,8 +17,8 @@ func mustClassify(t *testing.T, line []string, roots Roots) *Compile {
 	return c
 }
 
-// §3.5 with pace's change: the probe keeps line markers (no -P), drops output, stage and
-// dependency options, and asks for its own depfile.
+// pace-wire §3.5 with pace's change: the probe keeps line markers (no -P), drops output,
+// stage and dependency options, and asks for its own depfile.
 func TestKeyProbeAndDispatchPreprocess(t *testing.T) {
 	c := mustClassify(t, argv(leveldbLine), Roots{})
 	wantProbe := argv("-DLEVELDB_PLATFORM_POSIX=1 -I/b/include -I/s/include -O3 -DNDEBUG -std=c++11 /s/db/db_impl.cc -E -MD -MF /tmp/scratch.d")

@@ -28,7 +28,7 @@ type DepTarget struct {
 }
 
 // Deps is how a compile writes its depfile. Targets are the build system's own names and are
-// never respelled (§2.3).
+// never respelled (pace-wire §2.3).
 type Deps struct {
 	Mode            DepMode
 	File            string // the depfile a compile writes: -MF, or gcc's rule from -o
@@ -44,9 +44,9 @@ type Debug struct {
 	Macros bool // macro definitions recorded (-g3, clang -fdebug-macro)
 }
 
-// PrefixMap is one -f*-prefix-map=OLD=NEW, split at the last '=' (§3.3). gcc itself splits at
-// the first; the split only decides which half is relativized in the key, and either split
-// keys every distinct argument apart.
+// PrefixMap is one -f*-prefix-map=OLD=NEW, split at the last '=' (pace-wire §3.3). gcc itself
+// splits at the first; the split only decides which half is relativized in the key, and
+// either split keys every distinct argument apart.
 type PrefixMap struct {
 	Flag string // e.g. "-fdebug-prefix-map="
 	Old  string

@@ -1,9 +1,9 @@
-// Package ccargs takes a gcc or clang command line apart (wire spec §3.1–§3.3, §3.5, §3.9.1,
-// §5 Q7): which driver it names, whether it compiles exactly one translation unit to an
-// explicitly named object (cacheable) or must pass through to the real compiler untouched
-// (with a short, stable reason for the statistics), and for a cacheable line its source,
-// output, language, dependency-file options, debug level, prefix maps, include paths and
-// working-directory sensitivity.
+// Package ccargs takes a gcc or clang command line apart (pace-wire §3, pace-wire §5.7): which
+// driver it names, whether it compiles exactly one translation unit to an explicitly named
+// object (cacheable) or must pass through to the real compiler untouched (with a short, stable
+// reason for the statistics), and for a cacheable line its source, output, language,
+// dependency-file options, debug level, prefix maps, include paths and working-directory
+// sensitivity.
 //
 // From a classified Compile it derives the commands pace-cc runs and the argument lists it
 // hashes: the key probe (preprocess with line markers kept, plus a scratch depfile), the

@@ -23,7 +23,7 @@ const (
 	FlavorClangCl = argvet.FlavorClangCl
 )
 
-// Driver is what a compiler's name says about it (§3.2).
+// Driver is what a compiler's name says about it (pace-wire §3.2).
 type Driver struct {
 	Name    string // the basename as given, e.g. "x86_64-linux-gnu-g++-12"
 	Core    string // gcc, g++, cc, c++, clang, clang++, cl or clang-cl
@@ -88,7 +88,7 @@ func ClassifyDriver(name string) (d Driver, ok bool) {
 }
 
 // IsDriverName reports whether argv[0]'s basename names a driver, which is how pace-cc knows
-// it was invoked through a masquerade symlink (§5 Q7).
+// it was invoked through a masquerade symlink (pace-wire §5.7).
 func IsDriverName(argv0 string) bool {
 	_, ok := ClassifyDriver(argv0)
 	return ok

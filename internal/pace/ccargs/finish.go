@@ -2,7 +2,7 @@ package ccargs
 
 import "strings"
 
-// finish applies the whole-line rules of §3.3 and builds the Compile.
+// finish applies the whole-line rules of pace-wire §3.3 and builds the Compile.
 func (w *walker) finish() (*Compile, error) {
 	if pe := w.checkShape(); pe != nil {
 		return nil, pe

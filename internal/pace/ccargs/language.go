@@ -131,7 +131,7 @@ func (l Language) notCacheableReason() Reason {
 }
 
 // PreprocessedSpelling is the -x value that tells a GNU driver an input of l is already
-// preprocessed (§3.9.1); "" for languages that cannot be dispatched.
+// preprocessed (pace-wire §3.9.1); "" for languages that cannot be dispatched.
 func (l Language) PreprocessedSpelling() string {
 	switch l {
 	case LangC:

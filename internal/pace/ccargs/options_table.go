@@ -166,8 +166,8 @@ var linkRows = []option{
 	row("-symbolic", flagArity, roleLinkOnly),
 }
 
-// mapRows are the prefix maps (value OLD=NEW, split at the last '=' for relativization, §3.3)
-// and clang's compilation-directory overrides.
+// mapRows are the prefix maps (value OLD=NEW, split at the last '=' for relativization,
+// pace-wire §3.3) and clang's compilation-directory overrides.
 var mapRows = []option{
 	row("-fdebug-prefix-map=", joined, roleDebugMap),
 	row("-ffile-prefix-map=", joined, roleDebugMap),

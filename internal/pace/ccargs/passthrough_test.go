@@ -34,7 +34,8 @@ var passthroughLines = []struct {
 	{argv("gcc -c a.c b.cpp -o x.o"), ReasonMultipleSources},
 	{argv("gcc -c a.c lib.a -o a.o"), ReasonNonSourceInput},
 	{argv("gcc -c prog.f90 -o prog.o"), ReasonNonSourceInput},
-	// MSVC spellings are paths to a GNU driver, never options (§3.1, §3.2)
+	// MSVC spellings are paths to a GNU driver, never options (pace-wire §3.1,
+	// pace-wire §3.2)
 	{argv("gcc /c a.c /Foa.obj"), ReasonNonSourceInput},
 	{argv("gcc -c a.c -o a.o /MT"), ReasonNonSourceInput},
 	{argv("gcc -c - -o a.o"), ReasonStdinSource},

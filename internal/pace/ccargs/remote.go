@@ -10,8 +10,8 @@ import (
 // ErrNotDispatchable is what every NotDispatchableError matches: compile locally instead.
 var ErrNotDispatchable = errors.New("not dispatchable")
 
-// NotDispatchableError says why a compile cannot be sent to a worker (§3.9.1); pace-cc's
-// verbose note names Reason. Err is argvet's refusal when an argument decided it.
+// NotDispatchableError says why a compile cannot be sent to a worker (pace-wire §3.9.1);
+// pace-cc's verbose note names Reason. Err is argvet's refusal when an argument decided it.
 type NotDispatchableError struct {
 	Reason string
 	Err    error
@@ -43,13 +43,14 @@ const (
 	NoDispatchArgument   = "argument refused"
 )
 
-// RemoteCompileArgs is the argument list a worker is sent (§3.9.1): --target=<triple> first
-// for clang drivers (from the compiler identity; gcc pins nothing), then the build's own
-// arguments less the source, every path-valued option, the output, compile-stage, language
-// and dependency options, the preprocessor-only options (the worker compiles preprocessed
-// text, which -D/-U/-I no longer affect) and link-only options, then "-x <lang>-cpp-output".
-// Values given as a separate argument are joined (-D X becomes -DX, -target T becomes
-// --target=T). The survivors are screened with argvet.Prescreen before any lease is asked for.
+// RemoteCompileArgs is the argument list a worker is sent (pace-wire §3.9.1):
+// --target=<triple> first for clang drivers (from the compiler identity; gcc pins nothing),
+// then the build's own arguments less the source, every path-valued option, the output,
+// compile-stage, language and dependency options, the preprocessor-only options (the worker
+// compiles preprocessed text, which -D/-U/-I no longer affect) and link-only options, then "-x
+// <lang>-cpp-output". Values given as a separate argument are joined (-D X becomes -DX,
+// -target T becomes --target=T). The survivors are screened with argvet.Prescreen before any
+// lease is asked for.
 func (c *Compile) RemoteCompileArgs(triple string) ([]string, error) {
 	lang, err := c.dispatchLanguage()
 	if err != nil {

@@ -2,8 +2,8 @@ package ccargs
 
 import "strings"
 
-// Tokens that stand for the checkout roots in keys and stored values (§2.3). They are the
-// same strings internal/pace/value writes into stored text.
+// Tokens that stand for the checkout roots in keys and stored values (pace-wire §2.3). They
+// are the same strings internal/pace/value writes into stored text.
 const (
 	SrcRootToken   = "<SRCROOT>"
 	BuildTreeToken = "<BUILDTREE>"

@@ -11,8 +11,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 )
 
-// Timing defaults (spec §7.1: heartbeats every ~50 ms, elections after a
-// few hundred ms; raft randomizes the election timeout in [E, 2E) ticks).
+// Timing defaults (pace-consensus §7.1: heartbeats every ~50 ms, elections
+// after a few hundred ms; raft randomizes the election timeout in [E, 2E)
+// ticks).
 const (
 	DefaultTickInterval    = 50 * time.Millisecond
 	DefaultElectionTicks   = 8 // 400–800 ms

@@ -1,6 +1,7 @@
-// Package consensus runs pace's Raft: a go.etcd.io/raft/v3 RawNode loop
-// over a raftstore.Store, applying committed entries to the fleet state
-// machine (spec pace-node-and-kv.md §1.2, §7.1, §7.5, §7.6).
+// Package consensus runs pace's Raft: a go.etcd.io/raft/v3 RawNode loop over a
+// raftstore.Store, applying committed entries to the fleet state machine
+// (pace-node §1.2, pace-consensus §7.1, pace-consensus §7.5,
+// pace-consensus §7.6).
 //
 // Open reads the formation record in the state directory, which decides
 // the mode. A first start (no record) mints a cluster id, records the mode

@@ -19,7 +19,7 @@ var (
 	// ErrProposalLost: the proposal was appended but a new leader replaced
 	// it; it was not applied.
 	ErrProposalLost = errors.New("proposal lost to a leader change")
-	// ErrMembershipBusy: one membership change at a time (§7.1).
+	// ErrMembershipBusy: one membership change at a time (pace-consensus §7.1).
 	ErrMembershipBusy = errors.New("another membership change is still in progress")
 	// ErrStateDir: the state directory holds consensus files that disagree.
 	ErrStateDir = errors.New("consensus state directory is inconsistent")

@@ -24,7 +24,7 @@ const formationHeader = "pace-formation 1"
 // maxFormationLen bounds the record: it is a handful of short lines.
 const maxFormationLen = 4096
 
-// Mode is the node's place in a fleet (spec §1.2), read from the formation
+// Mode is the node's place in a fleet (pace-node §1.2), read from the formation
 // record, never from a flag.
 type Mode string
 

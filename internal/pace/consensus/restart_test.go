@@ -30,9 +30,9 @@ func foundEntries(t *testing.T, n *testNode) int {
 	return count
 }
 
-// TestRestartRecovers (§1.2 "every later start resumes the recorded mode"):
-// a restart keeps cluster id, members, keys and settings from raft.db and
-// founds nothing again.
+// TestRestartRecovers (pace-node §1.2 "every later start resumes the recorded
+// mode"): a restart keeps cluster id, members, keys and settings from raft.db
+// and founds nothing again.
 func TestRestartRecovers(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir, "n1", 1)

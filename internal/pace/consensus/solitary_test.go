@@ -10,9 +10,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 )
 
-// TestFoundsClusterOfOne (§1.2): a first start mints a cluster id, records
-// solitary, founds a cluster of one whose fleet state names this node as a
-// voter with its key, and leads it.
+// TestFoundsClusterOfOne (pace-node §1.2): a first start mints a cluster id,
+// records solitary, founds a cluster of one whose fleet state names this node
+// as a voter with its key, and leads it.
 func TestFoundsClusterOfOne(t *testing.T) {
 	dir := t.TempDir()
 	n := openNode(t, testConfig(t, dir, "n1", 1))
@@ -66,8 +66,9 @@ func TestLeadershipHoldsUnderTicks(t *testing.T) {
 	}
 }
 
-// TestProposeSettingsAndRefusals (§3.2, §7.6): a setting applies and is
-// read back; what the state refuses is refused before it is proposed.
+// TestProposeSettingsAndRefusals (pace-node §3.2, pace-consensus §7.6): a
+// setting applies and is read back; what the state refuses is refused before it
+// is proposed.
 func TestProposeSettingsAndRefusals(t *testing.T) {
 	n := openNode(t, testConfig(t, t.TempDir(), "n1", 1))
 	ctx := ctxT(t)

@@ -6,7 +6,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 )
 
-// Role is the Raft role (spec §7.1 names the four).
+// Role is the Raft role (pace-consensus §7.1 names the four).
 type Role string
 
 // Roles.
@@ -39,7 +39,7 @@ type MemberSeat struct {
 }
 
 // Status is a point-in-time view of consensus for status verbs and the
-// §10.6 consensus gauges:
+// pace-node §10.6 consensus gauges:
 //
 //	pace_node_consensus_members        len(Members)
 //	pace_node_consensus_term           Term

@@ -11,8 +11,8 @@ import pb "go.etcd.io/raft/v3/raftpb"
 // Node.ReportUnreachable.
 //
 // The transport resolves a message's To (a Raft node id) to a member with
-// State().MemberByRaftID, and is where peers prove their keys (spec §7.3);
-// this package trusts whatever reaches Step.
+// State().MemberByRaftID, and is where peers prove their keys
+// (pace-consensus §7.3); this package trusts whatever reaches Step.
 type Transport interface {
 	Send(msgs []*pb.Message)
 }

@@ -6,8 +6,8 @@ import (
 	"math/big"
 )
 
-// Public-key refusals (spec §7.5: "not 43 base64url chars / small-order /
-// non-canonical point").
+// Public-key refusals (pace-consensus §7.5: "not 43 base64url chars /
+// small-order / non-canonical point").
 var (
 	ErrKeyLength       = errors.New("an identity key is 32 bytes")
 	ErrKeyNonCanonical = errors.New("the key is a non-canonical point encoding")
@@ -15,7 +15,7 @@ var (
 	ErrKeySmallOrder   = errors.New("the key is a small-order point, which proves nothing")
 )
 
-// Curve constants of edwards25519 (RFC 8032 §5.1).
+// Curve constants of edwards25519 (RFC 8032, section 5.1).
 var (
 	fieldP = new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 255), big.NewInt(19))
 	curveD = func() *big.Int {
@@ -68,7 +68,7 @@ func Validate(key ed25519.PublicKey) error {
 	return nil
 }
 
-// checkPointEncoding decodes y and the sign of x (RFC 8032 §5.1.3) and
+// checkPointEncoding decodes y and the sign of x (RFC 8032, section 5.1.3) and
 // checks that y < p, that x exists (x² = (y²-1)/(d·y²+1) is a square) and
 // that x = 0 is not encoded with its sign bit set.
 func checkPointEncoding(key []byte) error {

@@ -42,7 +42,7 @@ func Apply(s *State, c Command) (*State, error) {
 // admitted is the record an Admit leaves: a new member enters as a learner
 // (pending promotion when admitted as a voter); an existing one changes
 // seat, and a new consensus endpoint clears the announced ones until the
-// member announces again (§7.5).
+// member announces again (pace-consensus §7.5).
 func admitted(old *Member, c Admit) *Member {
 	if old == nil {
 		return &Member{

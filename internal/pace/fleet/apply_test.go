@@ -19,7 +19,7 @@ func TestApply(t *testing.T) {
 		change *Change
 		check  func(t *testing.T, s *State)
 	}{
-		{"new voter enters as learner pending promotion (§7.1)",
+		{"new voter enters as learner pending promotion (pace-consensus §7.1)",
 			Admit{ID: "n5", Seat: Voter, RaftEndpoint: "10.0.0.5:6680", Key: testKey(5)},
 			&Change{Op: AddLearner, ID: "n5", RaftID: RaftID("n5")},
 			func(t *testing.T, s *State) {
@@ -50,14 +50,14 @@ func TestApply(t *testing.T) {
 					t.Fatal("demoted voter still a voter")
 				}
 			}},
-		{"move clears the announced endpoints (§7.5)", Admit{ID: "n1", Seat: Voter, RaftEndpoint: "10.0.7.1:6680"}, nil,
+		{"move clears the announced endpoints (pace-consensus §7.5)", Admit{ID: "n1", Seat: Voter, RaftEndpoint: "10.0.7.1:6680"}, nil,
 			func(t *testing.T, s *State) {
 				m, _ := s.Member("n1")
 				if m.RaftEndpoint != "10.0.7.1:6680" || m.NodeEndpoint != "" || m.Endpoints != Cleared {
 					t.Fatalf("after move: %+v", m)
 				}
 			}},
-		{"forget removes and revokes in one entry (§7.6)", Forget{ID: "n2"},
+		{"forget removes and revokes in one entry (pace-consensus §7.6)", Forget{ID: "n2"},
 			&Change{Op: Remove, ID: "n2", RaftID: RaftID("n2")},
 			func(t *testing.T, s *State) {
 				if _, ok := s.Member("n2"); ok || !s.Revoked(testKey(2)) {

@@ -73,9 +73,9 @@ type Admit struct {
 	Key          ed25519.PublicKey
 }
 
-// Forget removes a member and revokes its key in the same entry (§7.6). The
-// id is bytes as the operator typed them: --cluster-forget is exempt from
-// the UTF-8 check.
+// Forget removes a member and revokes its key in the same entry
+// (pace-consensus §7.6). The id is bytes as the operator typed them:
+// --cluster-forget is exempt from the UTF-8 check.
 type Forget struct {
 	ID string
 }

@@ -1,7 +1,7 @@
-// Package fleet is pace's replicated state machine: the cluster id, the
-// members (id, seat, consensus and node endpoints, Ed25519 key), the keys the
-// cluster revoked, and the replicated settings (spec pace-node-and-kv.md
-// §1.2, §3.2, §7.1, §7.5, §7.6).
+// Package fleet is pace's replicated state machine: the cluster id, the members
+// (id, seat, consensus and node endpoints, Ed25519 key), the keys the cluster
+// revoked, and the replicated settings (pace-node §1.2, pace-node §3.2,
+// pace-consensus §7.1, pace-consensus §7.5, pace-consensus §7.6).
 //
 // The package is pure. A Command is validated against a State (Validate,
 // whose refusals wrap ErrInvalidChange or ErrNotNeeded and read as sentences

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 )
 
-// Bounds on what a command or snapshot may carry (spec §13.15).
+// Bounds on what a command or snapshot may carry (pace-node §13.15).
 const (
 	// MaxIDLen bounds a member id in bytes.
 	MaxIDLen = 64

@@ -3,7 +3,7 @@ package fleet
 // ChangeOp is the Raft configuration change a command needs.
 type ChangeOp uint8
 
-// Configuration changes, one member at a time (§7.1).
+// Configuration changes, one member at a time (pace-consensus §7.1).
 const (
 	AddLearner ChangeOp = 1 // a new member, or a voter demoted
 	AddVoter   ChangeOp = 2 // a learner promoted

@@ -9,7 +9,7 @@ import (
 
 // ErrMalformedKey reports a public key the cluster must not record: not 32
 // bytes, a non-canonical encoding, not a point on the curve, or a point of
-// small order (spec §7.5). Such a key could verify forged signatures or
+// small order (pace-consensus §7.5). Such a key could verify forged signatures or
 // collide with another encoding of the same point.
 var ErrMalformedKey = errors.New("malformed public key")
 

@@ -9,8 +9,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 )
 
-// TestCheckPublicKey pins the §7.5 refusals: a key that is malformed, small
-// order or non-canonical is refused; real keys pass.
+// TestCheckPublicKey pins the pace-consensus §7.5 refusals: a key that is
+// malformed, small order or non-canonical is refused; real keys pass.
 func TestCheckPublicKey(t *testing.T) {
 	for i := range 16 {
 		if err := CheckPublicKey(testKey(byte(i))); err != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/flagval"
 )
 
-// Setting names accepted by --cluster-set (spec §3.2).
+// Setting names accepted by --cluster-set (pace-node §3.2).
 const (
 	SettingLeaseLifetime = "lease-lifetime"
 	SettingFleetOpen     = "fleet-open"

@@ -11,7 +11,7 @@ import (
 // Seat is a member's place in consensus.
 type Seat uint8
 
-// Seats (spec §1.2): a voter is counted by every quorum; a learner is
+// Seats (pace-node §1.2): a voter is counted by every quorum; a learner is
 // replicated to and applies the state but never votes or leads.
 const (
 	Voter   Seat = 1
@@ -30,8 +30,8 @@ func (s Seat) String() string {
 
 func (s Seat) valid() bool { return s == Voter || s == Learner }
 
-// EndpointState says why a member's node and scheduler endpoints are what
-// they are; status prints "- (never-announced)" or "- (cleared)" (§3.2).
+// EndpointState says why a member's node and scheduler endpoints are what they
+// are; status prints "- (never-announced)" or "- (cleared)" (pace-node §3.2).
 type EndpointState uint8
 
 // Endpoint states.
@@ -60,14 +60,14 @@ type Member struct {
 	ID   string
 	Seat Seat
 	// PromotionPending marks a member admitted as a voter that sits as a
-	// learner until it holds every committed entry (§7.1: every new member
-	// enters as a learner); a later Admit as voter promotes it.
+	// learner until it holds every committed entry (pace-consensus §7.1: every
+	// new member enters as a learner); a later Admit as voter promotes it.
 	PromotionPending  bool
 	RaftEndpoint      string // the consensus endpoint peers dial
 	NodeEndpoint      string // the 0xFC endpoint; "" until announced
 	SchedulerEndpoint string // where it served the scheduler when it last announced as leader
 	Endpoints         EndpointState
-	Key               ed25519.PublicKey // always recorded (§7.5: no key and none recorded is refused)
+	Key               ed25519.PublicKey // always recorded (pace-consensus §7.5: no key and none recorded is refused)
 	AnnounceSeq       uint64            // highest announcement applied; an older one cannot undo a move
 }
 

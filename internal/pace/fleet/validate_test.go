@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestValidate walks every command kind through its refusals (§3.2, §7.5,
-// §7.6) against the fixture: each row names the sentinel and a phrase the
-// operator's sentence must contain.
+// TestValidate walks every command kind through its refusals (pace-node §3.2,
+// pace-consensus §7.5, pace-consensus §7.6) against the fixture: each row names
+// the sentinel and a phrase the operator's sentence must contain.
 func TestValidate(t *testing.T) {
 	small := make([]byte, 32)
 	small[0] = 1 // the identity point: small order
@@ -85,8 +85,8 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// TestValidateOnlyVoter pins §7.6 and §7.1: neither a forget nor a demotion
-// may leave the cluster without a voter.
+// TestValidateOnlyVoter pins pace-consensus §7.6 and pace-consensus §7.1:
+// neither a forget nor a demotion may leave the cluster without a voter.
 func TestValidateOnlyVoter(t *testing.T) {
 	s := mustApply(t, New(), Found{ClusterID: testCluster, ID: "solo", Key: testKey(1)})
 	if err := Validate(s, Forget{ID: "solo"}); !errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), "only voter") {

@@ -108,7 +108,7 @@ func (c *Conn) Data() any { return c.data }
 func (c *Conn) SetData(v any) { c.data = v }
 
 // InstallSealer seals every later frame in both directions, starting with
-// the reply to the current request (spec §1.15.4).
+// the reply to the current request (pace-wire §1.15.4).
 func (c *Conn) InstallSealer(s Sealer) {
 	c.wmu.Lock()
 	c.sealer = s

@@ -1,6 +1,6 @@
 // Package frameserver serves 0xFC connections for pace-kv and pace-node: an
 // accept loop with a connection cap, and per connection the receiver order
-// of spec pace-wire-and-client.md §1.7 (wire.Decide), dispatching each
+// of pace-wire §1.7 (wire.Decide), dispatching each
 // admitted request to a Handler and writing exactly one terminal reply per
 // request, in order.
 //
@@ -15,6 +15,6 @@
 // that is flushed before the server would block reading, so pipelined
 // requests are answered with one write, and a large reply goes out as one
 // writev of header and payload (or header then sendfile for a streamed
-// body). Frames can be sealed (spec §1.15.4) by installing a Sealer on a
+// body). Frames can be sealed (pace-wire §1.15.4) by installing a Sealer on a
 // connection.
 package frameserver

@@ -8,10 +8,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// TestRefusalsAnsweredAndCounted covers the receiver order of spec §1.7 over
-// real TCP: each refusal is answered with its code, counted through the
+// TestRefusalsAnsweredAndCounted covers the receiver order of pace-wire §1.7
+// over real TCP: each refusal is answered with its code, counted through the
 // Observer, and leaves the connection usable (a follow-up FETCH on it is
-// served) or closed, as the spec says.
+// served) or closed, as pace-wire §1.7 says.
 func TestRefusalsAnsweredAndCounted(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -3,7 +3,7 @@ package frameserver
 import "hash"
 
 // Sealer authenticates every frame of a connection in both directions once
-// a node proof has agreed keys (spec §1.15.4): each frame's header and
+// a node proof has agreed keys (pace-wire §1.15.4): each frame's header and
 // payload are followed by a wire.SealTagLen-byte tag that payloadLength
 // does not count. A handler installs one with Conn.InstallSealer; the
 // reply that carries the installation (PROVE-NODE's) is the first sealed

@@ -13,7 +13,7 @@ import (
 )
 
 // seqSealer is a test Sealer: HMAC-SHA256 per direction over a running
-// sequence number, the shape spec §1.15.4 describes.
+// sequence number, the shape pace-wire §1.15.4 describes.
 type seqSealer struct {
 	readKey, writeKey []byte
 	readSeq, writeSeq uint64

@@ -1,7 +1,7 @@
-// Package identity is a pace node's Ed25519 identity (spec
-// pace-node-and-kv.md §7.2, §8.2, §10.2; wire spec §1.15): the key and the
-// node id kept in the state directory, the 43-character key text operators
-// see, domain-separated signatures, and machine tickets.
+// Package identity is a pace node's Ed25519 identity (pace-node §7.2, pace-node §8.2,
+// pace-node §10.2; pace-wire §1.15): the key and the node id kept in the state
+// directory, the 43-character key text operators see, domain-separated signatures, and
+// machine tickets.
 //
 // State directory files:
 //
@@ -28,6 +28,6 @@
 // never verifies as another. The private key is never printed: Key redacts
 // itself in fmt and log/slog.
 //
-// Machine tickets (§8.2, wire §1.15.2) are minted here and verified purely:
-// time, the roster and the spent set are passed in.
+// Machine tickets (pace-node §8.2, pace-wire §1.15.2) are minted here and verified
+// purely: time, the roster and the spent set are passed in.
 package identity

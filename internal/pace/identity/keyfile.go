@@ -59,7 +59,7 @@ func decodeKeyFile(data []byte) (*Key, error) {
 	return k, nil
 }
 
-// MaxNodeIDLen bounds a node id (spec §13 Q15).
+// MaxNodeIDLen bounds a node id (pace-node §13.15).
 const MaxNodeIDLen = 64
 
 // ErrNodeID refuses a node id outside the grammar.

@@ -8,7 +8,7 @@ import (
 	"io"
 )
 
-// State directory file names (spec §7.2).
+// State directory file names (pace-node §7.2).
 const (
 	KeyFile    = "node-key"
 	NodeIDFile = "node-id"
@@ -163,7 +163,7 @@ func mintNodeID(random io.Reader) (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// LogLines are the two startup lines of spec §7.2.
+// LogLines are the two startup lines of pace-node §7.2.
 func (id *Identity) LogLines() [2]string {
 	keyHow := "recorded"
 	if id.KeyMinted {

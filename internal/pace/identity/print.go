@@ -17,7 +17,7 @@ var (
 	ErrAddressWildcard = errors.New("a wildcard address names no machine")
 )
 
-// maxAddressLen bounds an endpoint (spec §13 Q15).
+// maxAddressLen bounds an endpoint (pace-node §13.15).
 const maxAddressLen = 255
 
 // CheckDialable refuses an address another machine could not dial: not
@@ -57,7 +57,7 @@ func CheckDialable(addr string) error {
 	return nil
 }
 
-// PrintIdentity writes what --print-identity prints (spec §10.2): the node
+// PrintIdentity writes what --print-identity prints (pace-node §10.2): the node
 // id, the public key text and, when consensusAddr is an address other
 // machines can dial, the line an operator admits this node with.
 func PrintIdentity(w io.Writer, id *Identity, consensusAddr string) error {

@@ -16,7 +16,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Machine ticket parameters (spec §8.2, wire §1.15.2).
+// Machine ticket parameters (pace-node §8.2, pace-wire §1.15.2).
 const (
 	TicketLifetime = time.Minute
 	TicketNonceLen = 16
@@ -111,7 +111,7 @@ func parseTicket(ticket []byte) (*parsedTicket, *TicketRefusal) {
 	return p, nil
 }
 
-// VerifyTicket runs the checks of spec §8.2 in order and, when all pass,
+// VerifyTicket runs the checks of pace-node §8.2 in order and, when all pass,
 // spends the ticket. thisEndpoint is the exact host:port this node is
 // reached at on the surface the ticket was presented to. It reads no clock:
 // now is passed in. A nil *TicketRefusal means accepted.

@@ -101,7 +101,7 @@ type ticketDefect struct {
 	apply func(*ticketFixture)
 }
 
-// ticketDefectsInCheckOrder: one defect per check of spec §8.2, in order.
+// ticketDefectsInCheckOrder: one defect per check of pace-node §8.2, in order.
 var ticketDefectsInCheckOrder = []ticketDefect{
 	{"another construction's label", TicketMalformed, func(f *ticketFixture) { f.label = wire.LabelLease }},
 	{"machine id not UTF-8", TicketNotUTF8, func(f *ticketFixture) { f.machineID = "lap\xfftop" }},

@@ -2,8 +2,8 @@ package identity
 
 import "github.com/buildfleet/buildfleet/internal/pace/wire"
 
-// TicketReason is why a node refused a machine ticket (spec §8.2). Each has
-// its own counter, pace_node_tickets_refused_<suffix>_total. A TicketReason
+// TicketReason is why a node refused a machine ticket (pace-node §8.2). Each
+// has its own counter, pace_node_tickets_refused_<suffix>_total. A TicketReason
 // is an error, so errors.Is(err, identity.TicketExpired) works.
 type TicketReason uint8
 

@@ -10,7 +10,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Refusal messages for verbs pace-kv does not serve (spec §1.12, §1.16).
+// Refusal messages for verbs pace-kv does not serve (pace-wire §1.12, pace-wire §1.16).
 const (
 	msgNoScheduler = "pace-kv runs no scheduler: send scheduler verbs to a pace-node's node port (the fleet leader's, :6674 by default)"
 	msgNoWorker    = "this endpoint runs no compile worker: pace-kv is a shared cache; COMPILE goes to the worker a lease names"
@@ -101,7 +101,7 @@ func (h *handler) drop(key []byte) frameserver.Reply {
 	return frameserver.Ok(nil)
 }
 
-// auth checks a password AUTH. A failure is answered and the connection kept (spec §11).
+// auth checks a password AUTH. A failure is answered and the connection kept (pace-node §11).
 func (h *handler) auth(c *frameserver.Conn, f [][]byte) frameserver.Reply {
 	kind, err := wire.U8(f[0])
 	if err != nil || (kind != authKindPass && kind != authKindTicket) || (kind == authKindTicket && len(f[1]) != 0) {

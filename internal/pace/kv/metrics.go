@@ -9,8 +9,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/store"
 )
 
-// metrics are pace-kv's counters, each refusal kind on its own series (spec pace-node-and-kv.md
-// §11). They render as 0 from the start.
+// metrics are pace-kv's counters, each refusal kind on its own series (pace-node §11). They
+// render as 0 from the start.
 type metrics struct {
 	reg                  *prometheus.Registry
 	conns, connsRejected prometheus.Counter

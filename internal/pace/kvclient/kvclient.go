@@ -2,10 +2,10 @@
 // against a node's tier or pace-kv, a node's tier against its --upstream, and the benchmarks.
 //
 // A password, when set, travels as AUTH kind 01 pipelined in the same write as the first command
-// on a connection (spec §3.9.3), so authentication costs no round trip. Errors come in two kinds
-// callers must tell apart: ErrUnavailable (the cache could not be reached or the exchange broke;
-// pace-cc treats it as a miss and stops talking to that cache) and a wire.Refusal (the cache
-// answered and said no).
+// on a connection (pace-wire §3.9.3), so authentication costs no round trip. Errors come in two
+// kinds callers must tell apart: ErrUnavailable (the cache could not be reached or the exchange
+// broke; pace-cc treats it as a miss and stops talking to that cache) and a wire.Refusal (the
+// cache answered and said no).
 package kvclient
 
 import (

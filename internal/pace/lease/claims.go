@@ -15,7 +15,8 @@ import (
 // only one it accepts.
 const TokenVersion uint8 = 1
 
-// Bounds on the claims (spec §1.10, §13 Q15). A token breaking one is junk.
+// Bounds on the claims (pace-wire §1.10, pace-node §13.15). A token breaking
+// one is junk.
 const (
 	MaxEndpointLen    = 255
 	MaxFingerprintLen = 64

@@ -6,8 +6,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// TestReasonsNameTheirCountersAndCodes pins every counter name (spec §10.6)
-// and wire code (spec §5.4) a lease refusal maps to.
+// TestReasonsNameTheirCountersAndCodes pins every counter name
+// (pace-node §10.6) and wire code (pace-node §5.4) a lease refusal maps to.
 func TestReasonsNameTheirCountersAndCodes(t *testing.T) {
 	want := []struct {
 		reason  Reason

@@ -13,10 +13,10 @@ import (
 // signature by the granted worker's key. The client compiles locally.
 var ErrReplyUnauthenticated = errors.New("compile reply unauthenticated")
 
-// SignReply is the worker's signature on a compile reply (wire spec
-// §1.15.3): over fieldlist[LabelCompileReply, correlation,
-// SHA-256(objectField)], where objectField is the reply's object field
-// exactly as sent (enveloped; empty when the compile failed).
+// SignReply is the worker's signature on a compile reply (pace-wire §1.15.3):
+// over fieldlist[LabelCompileReply, correlation, SHA-256(objectField)], where
+// objectField is the reply's object field exactly as sent (enveloped; empty
+// when the compile failed).
 func SignReply(s Signer, correlation string, objectField []byte) []byte {
 	digest := sha256.Sum256(objectField)
 	return s.Sign(wire.LabelCompileReply, []byte(correlation), digest[:])

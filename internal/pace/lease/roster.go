@@ -3,7 +3,7 @@ package lease
 import "crypto/ed25519"
 
 // Roster is the replicated fleet state a verifier asks, as this node's own
-// consensus applied it (mission: "The roster a worker checks against"). It is
+// consensus applied it (pace-node §5.4, step 2). It is
 // asked on every verification and never cached, so a forget or a revocation
 // takes effect at the next request. Implementations must be safe for
 // concurrent use. The fleet package's applied state satisfies it.
@@ -20,12 +20,12 @@ type Roster interface {
 	Revoked(key ed25519.PublicKey) bool
 }
 
-// ForgottenKeys is an optional extension of Roster: the key a member held
-// when the cluster forgot it (a forget removes the id and revokes its key,
-// spec §7.6). A roster that offers it lets a verifier tell a grant or ticket
-// really signed by a removed machine (counted as revoked) from a stranger
-// using that machine's id (counted as unauthorized or unknown); one that
-// does not makes both read as the stranger's case.
+// ForgottenKeys is an optional extension of Roster: the key a member held when
+// the cluster forgot it (a forget removes the id and revokes its key,
+// pace-consensus §7.6). A roster that offers it lets a verifier tell a grant or
+// ticket really signed by a removed machine (counted as revoked) from a
+// stranger using that machine's id (counted as unauthorized or unknown); one
+// that does not makes both read as the stranger's case.
 type ForgottenKeys interface {
 	ForgottenKey(id string) (ed25519.PublicKey, bool)
 }

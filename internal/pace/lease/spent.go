@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// DefaultSpentCapacity bounds a spent set (spec §13 Q13).
+// DefaultSpentCapacity bounds a spent set (pace-node §13.13).
 const DefaultSpentCapacity = 65536
 
 // Spent-set refusals.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Windows of the checks (mission: "The lease token, and what it buys").
+// Windows of the checks (pace-node §5.4).
 const (
 	// ClockSlack is the skew allowed between two machines' clocks, for
 	// leases and machine tickets alike.
@@ -14,8 +14,9 @@ const (
 	// IsolationLimit is how long a worker may go without hearing a leader
 	// before it refuses every grant: an hour plus the clock slack.
 	IsolationLimit = 60*time.Minute + ClockSlack
-	// MaxLifetime is the longest lease-lifetime a cluster may set (§6.3).
-	// An expiry further ahead than this plus the slack is a wrong clock.
+	// MaxLifetime is the longest lease-lifetime a cluster may set
+	// (pace-node §6.3). An expiry further ahead than this plus the slack is a
+	// wrong clock.
 	MaxLifetime = time.Hour
 )
 
@@ -45,9 +46,10 @@ func NewVerifier(spentCapacity int) *Verifier {
 // Spent is the number of grants the spent set holds.
 func (v *Verifier) Spent() int { return v.spent.Len() }
 
-// Verify runs the checks of spec §5.4 / wire §1.15.1 in order and, when all
-// pass, spends the grant and returns its claims. Call it before anything in
-// the request is decompressed. A nil *Refusal means the grant is good.
+// Verify runs the checks of pace-node §5.4 / pace-wire §1.15.1 in order and,
+// when all pass, spends the grant and returns its claims. Call it before
+// anything in the request is decompressed. A nil *Refusal means the grant is
+// good.
 func (v *Verifier) Verify(text string, c Context) (Claims, *Refusal) {
 	tok, err := Parse(text)
 	if err != nil {

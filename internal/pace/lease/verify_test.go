@@ -21,7 +21,8 @@ func TestVerifyAcceptsAGoodGrant(t *testing.T) {
 	}
 }
 
-// defect breaks one check of §5.4 on a fixture that passes every other.
+// defect breaks one check of pace-node §5.4 on a fixture that passes every
+// other.
 type defect struct {
 	name  string
 	want  Reason
@@ -29,7 +30,7 @@ type defect struct {
 }
 
 // defectsInCheckOrder lists one defect per check, in the order the checks
-// run (spec pace-node-and-kv.md §5.4, wire spec §1.15.1).
+// run (pace-node §5.4, pace-wire §1.15.1).
 var defectsInCheckOrder = []defect{
 	{"token does not decode", ReasonUnauthorized, func(f *fixture) { f.claims.SignerID = "" /* Issue refuses; see token() */ }},
 	{"roster names no voter", ReasonNoRoster, func(f *fixture) { f.ctx.Roster = leasetest.NewRoster(testCluster) }},

@@ -33,7 +33,7 @@ func parseListen(flagName, v, defaultHost string) (string, error) {
 	return v, nil
 }
 
-// parseDial reads a dial address, which must be host:port (spec §3.4 rule 9).
+// parseDial reads a dial address, which must be host:port (pace-node §3.4 rule 9).
 func parseDial(flagName, v string) error {
 	host, port, err := net.SplitHostPort(v)
 	if err != nil || host == "" || port == "" {

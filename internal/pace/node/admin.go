@@ -8,8 +8,8 @@ import (
 )
 
 // serveAdmin runs the admin HTTP surface: /metrics (Prometheus text) and /healthz (200 while
-// the node answers, 503 while it stops). Both unauthenticated (spec §10.3); the surface is off
-// unless --admin-listen is set, and a bare port binds loopback.
+// the node answers, 503 while it stops). Both unauthenticated (pace-node §10.3); the surface
+// is off unless --admin-listen is set, and a bare port binds loopback.
 func (n *Node) serveAdmin() {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", n.metrics.handler())

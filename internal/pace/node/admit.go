@@ -64,7 +64,7 @@ func (n *Node) notAMember(v admission.Verdict) frameserver.Reply {
 }
 
 // explain answers EXPLAIN-ADMISSION about the asking connection (an empty subject), to
-// anyone: `[u8 verdict][u32 routes][u8 standing or empty][subject]` (wire §1.13).
+// anyone: `[u8 verdict][u32 routes][u8 standing or empty][subject]` (pace-wire §1.13).
 func (n *Node) explain(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	if len(req.Fields[0]) != 0 {
 		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "this build explains the asking connection only; send an empty subject"))
@@ -88,8 +88,9 @@ func (n *Node) explain(c *frameserver.Conn, req *frameserver.Request) frameserve
 	return frameserver.Ok(wire.AppendEmptyField(body))
 }
 
-// mintTicket mints a machine ticket for a client on this machine (wire §1.15.2): loopback
-// and this host's own addresses only, naming exactly the endpoint the client will dial.
+// mintTicket mints a machine ticket for a client on this machine (pace-wire §1.15.2):
+// loopback and this host's own addresses only, naming exactly the endpoint the client will
+// dial.
 func (n *Node) mintTicket(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	if !n.local.IsPeer(c.RemoteAddr()) {
 		n.counters.mintsRefusedNotLocal.Add(1)
@@ -112,7 +113,7 @@ func (n *Node) mintTicket(c *frameserver.Conn, req *frameserver.Request) framese
 
 // auth answers AUTH: a machine ticket admits the connection's machine after it verifies; a
 // password establishes nothing at a node and is answered Ok, so a client configured with a
-// token is never broken by one (#340).
+// token for its cache is never broken by pointing at a node (pace-wire §5.9).
 func (n *Node) auth(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	kind, err := wire.U8(req.Fields[0])
 	switch {

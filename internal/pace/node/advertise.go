@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// routeCheckEvery is how often an auto-advertised endpoint is re-derived. The mission document
-// asks for "at the latest every 30 seconds"; asking the kernel for a route sends nothing and
-// costs a socket, so checking more often catches a DHCP renewal or a network switch sooner.
+// routeCheckEvery is how often an auto-advertised endpoint is re-derived (pace-node §6.1).
+// Asking the kernel for a route sends nothing and costs a socket, so checking this often
+// catches a DHCP renewal or a network switch within seconds.
 const routeCheckEvery = 5 * time.Second
 
 // followRoute keeps an auto-advertised endpoint on the address this machine routes from

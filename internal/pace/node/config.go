@@ -2,7 +2,7 @@ package node
 
 import "github.com/buildfleet/buildfleet/internal/pace/worker"
 
-// Config is everything pace-node's flags and --config file set (spec §3.1).
+// Config is everything pace-node's flags and --config file set (pace-node §3.1).
 type Config struct {
 	ConfigFile  string
 	ListenNode  string // [addr:]port; "" closes the node port
@@ -32,17 +32,17 @@ type Config struct {
 // Explicit reports whether a flag was given rather than defaulted.
 func (c Config) Explicit(name string) bool { return c.set[name] }
 
-// reloadable are the settings a SIGHUP may change (spec §3.3).
+// reloadable are the settings a SIGHUP may change (pace-node §3.3).
 var reloadable = map[string]bool{
 	"log-level": true, "allow-compile-arg": true, "requirepass": true, "fleet-open": true,
 	"toolchain": true, "no-toolchain-discovery": true, "advertise": true,
 }
 
-// workerOnly are the flags a node without a worker (--slots=0) refuses (spec §1.2).
+// workerOnly are the flags a node without a worker (--slots=0) refuses (pace-node §1.2).
 var workerOnly = []string{"toolchain", "allow-compile-arg", "drain-timeout", "no-toolchain-discovery", "compile-inflight-max"}
 
 // retired are upstream flags this build refuses by name, so nobody reintroduces them
-// (spec §3.2).
+// (pace-node §3.2).
 var retired = []string{"raft-peer", "raft-join", "cluster-id", "serve-scheduler", "listen-scheduler",
 	"listen-cache", "fleet-member", "scheduler-token-file", "cluster-admit-client",
 	"cluster-forget-client", "cluster-key-file", "voter-key", "enroll-from", "cluster-admit-worker"}

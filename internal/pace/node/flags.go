@@ -45,7 +45,7 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	return fs, finish
 }
 
-// defaultCacheMemory is 25% of RAM clamped to [512 MiB, 8 GiB] (spec §3.1).
+// defaultCacheMemory is 25% of RAM clamped to [512 MiB, 8 GiB] (pace-node §3.1).
 func defaultCacheMemory(totalRAM uint64) uint64 {
 	return min(max(totalRAM/4, 512<<20), 8<<30)
 }

@@ -27,7 +27,7 @@ func (n *Node) state(c *frameserver.Conn) *connState {
 }
 
 // Serve routes every admitted frame of the node port by its verb's family; each surface
-// refuses what it does not serve exactly as wire spec §1.12 and §1.16 say.
+// refuses what it does not serve exactly as pace-wire §1.12 and pace-wire §1.16 say.
 func (n *Node) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	switch req.Info.Family {
 	case wire.FamilyCache:

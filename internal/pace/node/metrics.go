@@ -68,7 +68,7 @@ func (c tierCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// consensusCollector exports the consensus gauges of spec §10.6.
+// consensusCollector exports the consensus gauges of pace-node §10.6.
 type consensusCollector struct{ cons *consensus.Node }
 
 var (

@@ -148,7 +148,7 @@ func autoHost(bind, routed string) string {
 	return routed
 }
 
-// judge applies the startup policy rules of spec §3.4 that this build's features reach.
+// judge applies the startup policy rules of pace-node §3.4 that this build's features reach.
 func (p *Plan) judge() {
 	c := p.Cfg
 	consensusOn := p.Bind("raft") != "" || p.Mode == string(consensus.Learner)

@@ -54,8 +54,8 @@ func TestBindRules(t *testing.T) {
 	}
 }
 
-// TestStartupRules checks each rule of spec §3.4 this build applies, printed after the map
-// with exit 2.
+// TestStartupRules checks each rule of pace-node §3.4 this build applies, printed after the
+// map with exit 2.
 func TestStartupRules(t *testing.T) {
 	cases := map[string][]string{
 		"rule 4: no consensus with a worker":        {"--listen-raft="},

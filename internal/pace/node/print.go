@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// PrintSurfaces writes the map spec §10.1 describes, then the rules the configuration breaks.
-// It returns the exit status: 0 when the node would start, 2 when it would refuse.
+// PrintSurfaces writes the map pace-node §10.1 describes, then the rules the configuration
+// breaks. It returns the exit status: 0 when the node would start, 2 when it would refuse.
 func (p Plan) PrintSurfaces(w io.Writer) int {
 	switch p.Mode {
 	case "":

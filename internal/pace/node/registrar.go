@@ -14,7 +14,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Heartbeat cadence (spec §6.1): every 20 s; the scheduler drops an entry after 90 s without.
+// Heartbeat cadence (pace-node §6.1): every 20 s; the scheduler drops an entry after 90 s
+// without.
 const heartbeatEvery = 20 * time.Second
 
 // registrar keeps this node's toolchains registered with the leader's scheduler: one
@@ -123,8 +124,8 @@ func (r *registrar) registerAll(ctx context.Context) error {
 }
 
 // withdrawStale withdraws the registrations no longer true: a toolchain no longer served stops
-// being offered at once (§5.6), and after an endpoint move every registration goes, to be made
-// again under the new endpoint.
+// being offered at once (pace-node §5.6), and after an endpoint move every registration goes,
+// to be made again under the new endpoint.
 func (r *registrar) withdrawStale(ctx context.Context, endpoint string) error {
 	served := map[string]bool{}
 	for _, tc := range r.n.work.Toolchains() {

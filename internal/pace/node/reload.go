@@ -11,10 +11,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
 
-// Reload applies a SIGHUP (spec §3.3): it needs a --config file, rebuilds the configuration
-// from the file and then the command line, judges it by the startup rules, refuses any change
-// to a setting that needs a restart, and only then applies the reloadable ones. Nothing is
-// applied when anything is refused; the error names every offending setting.
+// Reload applies a SIGHUP (pace-node §3.3): it needs a --config file, rebuilds the
+// configuration from the file and then the command line, judges it by the startup rules,
+// refuses any change to a setting that needs a restart, and only then applies the reloadable
+// ones. Nothing is applied when anything is refused; the error names every offending setting.
 func (n *Node) Reload(ctx context.Context, args []string) error {
 	if n.plan.Cfg.ConfigFile == "" {
 		return fmt.Errorf("reload needs a --config file; this node was started with flags only, so nothing changed")

@@ -52,7 +52,7 @@ func (n *Node) notLeader() frameserver.Reply {
 }
 
 // joining serves REGISTER, HEARTBEAT, WITHDRAW and NODE-ANNOUNCE to a connection that proved
-// a live roster key (loopback included: spec §8.3).
+// a live roster key (loopback included: pace-node §8.3).
 func (n *Node) joining(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	peer, err := n.state(c).proof.Proven()
 	if err != nil {
@@ -143,7 +143,7 @@ func proposalRefusal(err error) wire.Refusal {
 }
 
 // receipt is the Ok body of a cluster change: for an admission exactly `[id][endpoint][key
-// text or empty]` (wire §1.13), otherwise one text field saying what was recorded.
+// text or empty]` (pace-wire §1.13), otherwise one text field saying what was recorded.
 func receipt(cmd fleet.Command) []byte {
 	if a, ok := cmd.(fleet.Admit); ok {
 		key := ""

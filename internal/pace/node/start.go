@@ -21,8 +21,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
 
-// schedulerIdle is how long the node port keeps a connection that sends nothing (spec §6.4:
-// the scheduler's 5 s sweep, which is why RELEASE takes a connection of its own).
+// schedulerIdle is how long the node port keeps a connection that sends nothing
+// (pace-node §6.4: the scheduler's 5 s sweep, which is why RELEASE takes a connection of its
+// own).
 const schedulerIdle = 5 * time.Second
 
 // Start brings a node up from its configuration: identity, sockets (bound from the plan's
@@ -80,7 +81,7 @@ func (n *Node) open(ctx context.Context) (err error) {
 }
 
 // bind opens the sockets the plan's surface table names. A node port already held (by a
-// pace-kv on 6674, say) refuses the start (mission document).
+// pace-kv on 6674, say) refuses the start (pace-node §13.8).
 func (n *Node) bind() (err error) {
 	if n.nodeLn, err = net.Listen("tcp", n.plan.Bind("node")); err != nil {
 		return fmt.Errorf("%w: the node port %s is not free (%v): run one of pace-kv and pace-node on it, or give one --listen-node / --listen a port of its own", ErrRefused, n.plan.Bind("node"), err)

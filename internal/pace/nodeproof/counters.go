@@ -6,7 +6,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/counter"
 )
 
-// Counters are the node-proof counters of spec pace-node-and-kv.md §10.6
+// Counters are the node-proof counters of pace-node §10.6
 // ("Identity/admission"), as plain atomics the node exports under the
 // names Metrics gives. Server sessions count proofs; SealedFramesRefused is
 // counted by whoever sees a tag fail (package sealedconn's server observer

@@ -1,6 +1,6 @@
 // Package nodeproof is the node proof of the node port and the frame
-// sealing that follows it (spec pace-wire-and-client.md §1.15.4, §5 Q2,
-// §5 Q5; pace-node-and-kv.md §8.3): a node dialling a scheduler proves its
+// sealing that follows it (pace-wire §1.15.4, pace-wire §5.2,
+// pace-wire §5.5; pace-node §8.3): a node dialling a scheduler proves its
 // identity key, both ends agree per-direction keys, and from then on every
 // frame in both directions carries a 32-byte HMAC-SHA256 tag.
 //
@@ -20,7 +20,7 @@
 // node-key-unknown. A challenge is spent by one proof whatever its
 // outcome; asking again redraws it; one accepted proof per connection.
 //
-// Session keys (§5 Q5): for each direction d (ClientToServer = 1,
+// Session keys (pace-wire §5.5): for each direction d (ClientToServer = 1,
 // ServerToClient = 2)
 //
 //	key_d = HKDF-SHA256(ikm  = X25519(eph, peer eph),
@@ -31,7 +31,7 @@
 // with seq counting the frames of that direction from 0. The info is the
 // wire field grammar (each part length-prefixed), so no two transcripts
 // share an info string. The label is a parameter (SealLabel here) so the
-// consensus handshake of §7.3, which has the same shape, can derive its
+// consensus handshake of pace-consensus §7.3, which has the same shape, can derive its
 // own keys with Ephemeral, DeriveSessionKeys and Sealer.
 //
 // The package is pure: no sockets and no clocks, and every random byte

@@ -10,7 +10,7 @@ import (
 // reply for each.
 var (
 	// ErrNoCluster: this node runs no consensus, so it has no roster to
-	// prove against (spec §8.3: no-cluster).
+	// prove against (pace-node §8.3: no-cluster).
 	ErrNoCluster = errors.New("this node runs no consensus")
 	// ErrUnchallenged: PROVE-NODE with no outstanding challenge on the
 	// connection (none asked, or already spent by an earlier proof).

@@ -16,8 +16,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// §1.15.4: an accepted proof names both ends to each other and agrees on
-// keys both ways; the PROVE-NODE Ok reply is the first sealed frame.
+// pace-wire §1.15.4: an accepted proof names both ends to each other and agrees
+// on keys both ways; the PROVE-NODE Ok reply is the first sealed frame.
 func TestHandshakeAgreesOnPeersAndKeys(t *testing.T) {
 	w := newWorld()
 	p := handshake(t, w, w.client("n2", nodeKey))
@@ -75,8 +75,8 @@ func TestSessionKeysDifferPerConnectionAndDirection(t *testing.T) {
 	}
 }
 
-// §5 Q5, recomputed by hand from RFC 5869 so that a change of salt, info
-// layout or direction byte fails here rather than only between versions.
+// pace-wire §5.5, recomputed by hand from RFC 5869 so that a change of salt,
+// info layout or direction byte fails here rather than only between versions.
 func TestDeriveSessionKeysMatchesTheDocumentedLayout(t *testing.T) {
 	tr := Transcript{ClientID: "n2", ServerID: "s1"}
 	for i := range NonceLen {

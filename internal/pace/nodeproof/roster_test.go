@@ -10,8 +10,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// §8.3, §10.6: each roster refusal answers its own code and is counted
-// apart; a revoked key also marks the connection.
+// pace-node §8.3, pace-node §10.6: each roster refusal answers its own code and
+// is counted apart; a revoked key also marks the connection.
 func TestRosterRefusalsAreAnsweredAndCountedApart(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -197,7 +197,7 @@ func (ss *Session) Proven() (Peer, error) {
 }
 
 // PresentedRevokedKey reports whether this connection presented a key the
-// cluster revoked, in a proof or since (spec §8.1: a revoked key outranks
+// cluster revoked, in a proof or since (pace-node §8.1: a revoked key outranks
 // every admission route, loopback and --fleet-open included).
 func (ss *Session) PresentedRevokedKey() bool {
 	_, err := ss.Proven()

@@ -30,8 +30,8 @@ func TestUnprovenConnectionIsNodeIdentityRequired(t *testing.T) {
 	}
 }
 
-// §7.6: the roster is asked on every message, so a key revoked after the
-// proof stops admitting at the connection's next request.
+// pace-consensus §7.6: the roster is asked on every message, so a key revoked
+// after the proof stops admitting at the connection's next request.
 func TestProvenRechecksTheRosterOnEveryRequest(t *testing.T) {
 	w := newWorld()
 	p := handshake(t, w, w.client("n2", nodeKey))

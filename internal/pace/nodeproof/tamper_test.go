@@ -105,7 +105,7 @@ func TestRecordedProofReplayedAgainstANewChallengeFails(t *testing.T) {
 	}
 }
 
-// §1.15.4: a challenge is spent by one proof whatever its outcome.
+// pace-wire §1.15.4: a challenge is spent by one proof whatever its outcome.
 func TestChallengeIsSpentByOneProofWhateverItsOutcome(t *testing.T) {
 	w := newWorld()
 	s := w.server.NewSession()
@@ -188,8 +188,8 @@ func TestOneProofPerConnection(t *testing.T) {
 	}
 }
 
-// §8.3: the signature is checked before the roster, so a forged proof is
-// rejected even where the roster would have refused it anyway.
+// pace-node §8.3: the signature is checked before the roster, so a forged proof
+// is rejected even where the roster would have refused it anyway.
 func TestSignatureIsCheckedBeforeTheRoster(t *testing.T) {
 	w := newWorld()
 	w.roster = newRosterWithoutVoters()

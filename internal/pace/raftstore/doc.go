@@ -1,8 +1,8 @@
 // Package raftstore is pace's Raft storage: a go.etcd.io/raft/v3 Storage
 // persisted in one bbolt file, <state dir>/raft.db.
 //
-// The spec (pace-node-and-kv.md §7.2) names raft-state, raft-log and
-// raft-snapshot; here they are three buckets of that one file, so one
+// The Raft hard state, log and snapshot (pace-node §7.2) are three buckets of
+// that one file, so one
 // Ready — HardState, new entries (truncating a conflicting suffix) and a
 // snapshot — is written by Save in ONE bbolt transaction, fsynced on commit.
 // A crash leaves either the whole Ready or none of it.

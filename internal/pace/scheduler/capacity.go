@@ -43,7 +43,7 @@ type loadLimits struct {
 
 // computeLimits derives the limits from the latest capacity and load. A
 // missing figure is unknown and limits nothing; it is neither idle nor
-// saturated (spec §6.2 step 3). The fleet's own jobs are subtracted from
+// saturated (pace-node §6.2 step 3). The fleet's own jobs are subtracted from
 // the host's busy cores first, so a machine busy with fleet work is full,
 // not withdrawn, and the figure does not oscillate.
 func computeLimits(c verbs.Capacity, l verbs.Load, reported int, memPerJob, scratchPerJob uint64) loadLimits {
@@ -66,7 +66,7 @@ func computeLimits(c verbs.Capacity, l verbs.Load, reported int, memPerJob, scra
 
 // offerable is how many more compiles an entry can take now, and what
 // limits it. Registered slots minus the machine's in-flight, then reduced
-// by external load and cordon (spec §6.2 step 3). Memory and scratch
+// by external load and cordon (pace-node §6.2 step 3). Memory and scratch
 // figures predate the grants made since the heartbeat, so those are taken
 // off them.
 func offerable(e *entry) (int, limitedBy) {
@@ -99,7 +99,7 @@ func offerable(e *entry) (int, limitedBy) {
 	return max(off, 0), why
 }
 
-// Slot derivation for REGISTER slots 0 (spec pace-node-and-kv.md §5.1).
+// Slot derivation for REGISTER slots 0 (pace-node §5.1).
 const (
 	memoryPerDerivedSlot = 1 << 30
 	workstationReserve   = 2

@@ -10,7 +10,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 )
 
-// Defaults of the spec (pace-node-and-kv.md §6) and pace's own choices.
+// Defaults of pace-node §6 and pace's own choices.
 const (
 	DefaultHeartbeatTimeout = 90 * time.Second
 	DefaultLeaseLifetime    = 10 * time.Minute
@@ -20,8 +20,7 @@ const (
 	DefaultMemoryPerJob  = 512 << 20
 	DefaultScratchPerJob = 256 << 20
 	// DefaultMismatchLogLimit: endpoint mismatches logged at INFO, then
-	// left to the counter (mission document, "The endpoint a
-	// registration names is not verified").
+	// left to the counter (pace-node §6.1).
 	DefaultMismatchLogLimit = 20
 	// DefaultRetainExpired bounds the expired leases remembered so that a
 	// release arriving after expiry is counted late, not unknown.
@@ -122,7 +121,7 @@ func orDefault[T time.Duration | uint64 | int](v, def T) T {
 }
 
 // lifetime is the grant lifetime: the setting, defaulted and capped at an
-// hour (spec §6.3).
+// hour (pace-node §6.3).
 func (p Params) lifetime() time.Duration {
 	switch {
 	case p.LeaseLifetime <= 0:

@@ -6,11 +6,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/counter"
 )
 
-// Counters are the "Dispatch/scheduler" counters of spec
-// pace-node-and-kv.md §10.6, as plain atomics the node exports under the
-// names Metrics gives. The frame and identity refusals at the end are
-// counted by the node's listener; they live here so that every counter of
-// the family is registered once, from one place.
+// Counters are the "Dispatch/scheduler" counters of pace-node §10.6, as plain
+// atomics the node exports under the names Metrics gives. The frame and
+// identity refusals at the end are counted by the node's listener; they live
+// here so that every counter of the family is registered once, from one place.
 type Counters struct {
 	LeasesGranted             atomic.Uint64
 	LeasesReleased            atomic.Uint64

@@ -15,7 +15,7 @@ import (
 // rolled back; the client compiles locally.
 var ErrSign = errors.New("scheduler: could not sign the lease")
 
-// Lease decides a LEASE in the mission document's order (spec §6.2):
+// Lease decides a LEASE in the order of pace-node §6.2:
 // (1) the key already in flight ⇒ already-in-flight; (2) no live entry
 // with the byte-identical fingerprint ⇒ no-worker (all of them on the
 // client's exclusion list: still no-worker, counted apart); (3) none with

@@ -13,9 +13,8 @@ import (
 
 const fp = "gcc-13.3.0-x86_64-linux-gnu"
 
-// TestLeaseDecisionOrder walks spec pace-node-and-kv.md §6.2 (the mission
-// document's step 3): each refusal answered with its code, counted in its
-// own counter and in no other.
+// TestLeaseDecisionOrder walks pace-node §6.2: each refusal answered with its
+// code, counted in its own counter and in no other.
 func TestLeaseDecisionOrder(t *testing.T) {
 	cores8 := verbs.Capacity{LogicalCores: verbs.Some[uint32](8)}
 	for _, tc := range []struct {
@@ -144,8 +143,8 @@ func assertOnlyCounter(t *testing.T, before, after map[string]uint64, names ...s
 }
 
 // TestGrantBody: the grant carries the worker's endpoint, a token over the
-// claims, the worker's codecs, the lifetime, and the worker's key (spec
-// §1.13); the lease expires after the lifetime passed in.
+// claims, the worker's codecs, the lifetime, and the worker's key
+// (pace-wire §1.13); the lease expires after the lifetime passed in.
 func TestGrantBody(t *testing.T) {
 	f := newFixture(t)
 	f.register("a", "10.0.0.1", fp, 4)
@@ -185,9 +184,9 @@ func TestLeaseLifetimeSetting(t *testing.T) {
 	}
 }
 
-// TestMostFreeSlotsNotFewestJobs: "counting jobs treats a 64-slot server
-// and a 4-slot laptop as the same box and sends work to the smallest
-// machines first" (mission document, step 3).
+// TestMostFreeSlotsNotFewestJobs: the pick is the most free slots, not the
+// fewest running jobs, which would rank a 64-slot server with a 4-slot laptop
+// and send work to the small machines first (pace-node §6.2).
 func TestMostFreeSlotsNotFewestJobs(t *testing.T) {
 	f := newFixture(t)
 	server := f.register("server", "10.0.0.64", fp, 64)
@@ -246,9 +245,9 @@ func TestExclusionsSkipOnlyTheExcluded(t *testing.T) {
 	}
 }
 
-// TestMachineWideInFlight: "they heartbeat one machine-wide in-flight
-// count, so they fill up together and behave as one machine rather than
-// advertising three times the hardware" (mission document).
+// TestMachineWideInFlight: a machine's registrations share one in-flight
+// count, so three toolchains on one machine fill up together instead of
+// offering the machine three times over (pace-node §6.1).
 func TestMachineWideInFlight(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []string{"gcc", "g++", "clang"} {

@@ -1,9 +1,9 @@
 // Package scheduler is the leader's worker registry and lease decisions
-// (spec pace-node-and-kv.md §6, the mission document's steps 2–4 and 7).
+// (pace-node §6).
 //
 // Workers register once per toolchain, keyed (fingerprint, endpoint); all
 // of a machine's registrations share one machine-wide in-flight count.
-// LEASE is decided in the mission document's order — already-in-flight,
+// LEASE is decided in the order of pace-node §6.2 — already-in-flight,
 // no-worker, no-capacity / withdrawn, then the entry with the most free
 // slots, ties on lowest utilization — from heartbeat facts only: the
 // scheduler never queues and never dials a worker. A grant is recorded

@@ -11,7 +11,7 @@ type group []*entry
 
 func (g group) Len() int { return len(g) }
 
-// Less is the decision order of spec §6.2: most free slots first, then
+// Less is the decision order of pace-node §6.2: most free slots first, then
 // lowest utilization (in-flight / slots), then least recently picked,
 // then the endpoint. Among entries with nothing offerable, withdrawn ones
 // come first, then compile-budget, then slots, so the top also decides

@@ -225,7 +225,7 @@ func parseAddrs(texts []string, dst []netip.Addr) []netip.Addr {
 // dialHint is where the scheduler last saw the machine, with the
 // endpoint's port — only when the machine reports that address as its
 // own, it could be another machine's route to it, and it differs from the
-// endpoint (spec §1.13 LEASE grant).
+// endpoint (pace-wire §1.13 LEASE grant).
 func dialHint(endpoint string, m *machine) string {
 	a := m.addr.WithZone("")
 	if !a.IsValid() || a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() || a.IsMulticast() {
@@ -247,7 +247,7 @@ func dialHint(endpoint string, m *machine) string {
 }
 
 // noteEndpoint counts a registration whose endpoint host is not the
-// address it arrived from, and logs the first few (mission document: a
+// address it arrived from, and logs the first few (pace-node §6.1: a
 // measurement, not a control — the registration is accepted).
 func (s *Scheduler) noteEndpoint(req verbs.RegisterRequest, caller Caller) {
 	if !caller.Addr.IsValid() || endpointHostIs(req.Endpoint, caller.Addr) {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestHeartbeatExpiryReclaimsLeases: "An entry with no heartbeat for 90 s
-// is dropped (workers_expired) and its leases reclaimed" (spec §6.1).
+// is dropped (workers_expired) and its leases reclaimed" (pace-node §6.1).
 func TestHeartbeatExpiryReclaimsLeases(t *testing.T) {
 	f := newFixture(t)
 	a := f.register("a", "10.0.0.1", fp, 4)
@@ -54,7 +54,7 @@ func TestHeartbeatAt90SecondsKeepsTheEntry(t *testing.T) {
 }
 
 // TestReregistrationKeepsAges: "A re-registration refreshes version and
-// capacity but keeps registered-age and last-picked-age" (spec §6.1).
+// capacity but keeps registered-age and last-picked-age" (pace-node §6.1).
 func TestReregistrationKeepsAges(t *testing.T) {
 	f := newFixture(t)
 	c := caller("a", "10.0.0.1")
@@ -159,9 +159,9 @@ func TestHeartbeatRebasesInFlight(t *testing.T) {
 	}
 }
 
-// TestEndpointMismatchCountedAndLoggedTwentyTimes: the mission document's
-// "The endpoint a registration names is not verified" — accepted, counted,
-// logged at INFO for the first twenty only.
+// TestEndpointMismatchCountedAndLoggedTwentyTimes: a registration whose
+// endpoint host is not its source address is accepted, counted, and logged at
+// INFO for the first twenty only (pace-node §6.1).
 func TestEndpointMismatchCountedAndLoggedTwentyTimes(t *testing.T) {
 	f := newFixture(t)
 	for i := range 25 {
@@ -187,7 +187,7 @@ func TestEndpointMismatchCountedAndLoggedTwentyTimes(t *testing.T) {
 }
 
 // TestDialHint: where the scheduler last saw the worker, only when the
-// worker reports that address as its own (spec §1.13).
+// worker reports that address as its own (pace-wire §1.13).
 func TestDialHint(t *testing.T) {
 	for _, tc := range []struct {
 		name, source, endpoint string
@@ -233,9 +233,9 @@ func TestDeriveSlots(t *testing.T) {
 	}
 }
 
-// TestSixtyClientsOneDispatch: "When a header changes and sixty clients
-// miss the same key at once, one job is dispatched and fifty-nine are
-// spared" (mission document, step 3).
+// TestSixtyClientsOneDispatch: sixty clients missing the same key at once get
+// one grant and fifty-nine already-in-flight answers, because the in-flight
+// check comes before capacity (pace-node §6.2).
 func TestSixtyClientsOneDispatch(t *testing.T) {
 	f := newFixture(t)
 	f.register("a", "10.0.0.1", fp, 64)

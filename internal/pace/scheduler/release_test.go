@@ -10,7 +10,7 @@ import (
 
 // TestReleaseMatchesTokenAndKey: "RELEASE frees the key and decrements
 // the worker's in-flight. Token+key must both match, else unknown-lease"
-// (spec §6.4).
+// (pace-node §6.4).
 func TestReleaseMatchesTokenAndKey(t *testing.T) {
 	f := newFixture(t)
 	f.register("a", "10.0.0.1", fp, 4)
@@ -54,8 +54,8 @@ func TestReleaseAfterRestart(t *testing.T) {
 	}
 }
 
-// TestReleaseLate: "a release after expiry counts released_late" (spec
-// §6.4), whether or not the sweep has run, and only once.
+// TestReleaseLate: "a release after expiry counts released_late"
+// (pace-node §6.4), whether or not the sweep has run, and only once.
 func TestReleaseLate(t *testing.T) {
 	for _, swept := range []bool{false, true} {
 		f := newFixture(t)

@@ -84,7 +84,7 @@ func (s *Scheduler) serveUpkeep(op wire.Op, fields [][]byte, caller Caller) erro
 	return ErrNotScheduler
 }
 
-// joining reports the verbs that need a proven node identity (spec §6.1).
+// joining reports the verbs that need a proven node identity (pace-node §6.1).
 func joining(op wire.Op) bool {
 	switch op {
 	case wire.OpRegister, wire.OpHeartbeat, wire.OpWithdraw, wire.OpNodeAnnounce:

@@ -61,8 +61,8 @@ func TestServeRoundTrip(t *testing.T) {
 	}
 }
 
-// TestServeCountsRefusedBodies: malformed and over-long requests each
-// land in their family's counter (spec §6.1, §6.2, §10.6).
+// TestServeCountsRefusedBodies: malformed and over-long requests each land in
+// their family's counter (pace-node §6.1, pace-node §6.2, pace-node §10.6).
 func TestServeCountsRefusedBodies(t *testing.T) {
 	node := caller("a", "10.0.0.1")
 	long := strings.Repeat("x", 300)
@@ -145,7 +145,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 }
 
-// TestCountersHaveExactNames: every §10.6 dispatch/scheduler name, once.
+// TestCountersHaveExactNames: every pace-node §10.6 dispatch/scheduler name,
+// once.
 func TestCountersHaveExactNames(t *testing.T) {
 	var c Counters
 	seen := map[string]bool{}
@@ -162,6 +163,6 @@ func TestCountersHaveExactNames(t *testing.T) {
 		}
 	}
 	if len(seen) != 25 {
-		t.Errorf("%d counters, want the 25 of §10.6", len(seen))
+		t.Errorf("%d counters, want the 25 of pace-node §10.6", len(seen))
 	}
 }

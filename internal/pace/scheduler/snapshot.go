@@ -9,7 +9,7 @@ import (
 )
 
 // SnapshotLeases is how many outstanding leases a snapshot lists, oldest
-// first (the dashboard's "Leases outstanding", spec §6.4).
+// first (the dashboard's "Leases outstanding", pace-node §6.4).
 const SnapshotLeases = 50
 
 // Snapshot is the registry as the dashboard shows it.

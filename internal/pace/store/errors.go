@@ -6,7 +6,7 @@ var (
 	// ErrNotFound is a miss. Corrupt blobs and failed reads are misses too (they wrap it).
 	ErrNotFound = errors.New("not found")
 	// ErrInvalidKey: an empty key, one longer than MaxKeyLen, or a client key starting with a
-	// byte reserved for internal records (§5 Q6). Servers answer malformed-frame.
+	// byte reserved for internal records (pace-wire §5.6). Servers answer malformed-frame.
 	ErrInvalidKey = errors.New("invalid key")
 	// ErrTooLarge: the value cannot fit in the whole budget of the tier that must hold it.
 	ErrTooLarge = errors.New("value larger than the store's byte budget")

@@ -21,7 +21,8 @@ const (
 // peer from making the index hold megabyte keys.
 const MaxKeyLen = 1024
 
-// Reserved first bytes of internal keys (§2.5): prefetch-group cohorts and memberships.
+// Reserved first bytes of internal keys (pace-wire §2.5): prefetch-group cohorts and
+// memberships.
 const (
 	ReservedPrefixCohort = 0x01
 	ReservedPrefixMember = 0x02

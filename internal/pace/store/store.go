@@ -115,8 +115,8 @@ func (s *Store) Delete(key []byte) (bool, error) {
 }
 
 // GetInternal, PutInternal and DeleteInternal serve the server's own records, whose keys must
-// start with ReservedPrefixCohort or ReservedPrefixMember (§2.5). They share the budget and the
-// LRU with client values.
+// start with ReservedPrefixCohort or ReservedPrefixMember (pace-wire §2.5). They share the
+// budget and the LRU with client values.
 func (s *Store) GetInternal(key []byte) ([]byte, error) {
 	if err := checkInternalKey(key); err != nil {
 		return nil, err

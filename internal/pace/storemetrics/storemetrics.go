@@ -1,5 +1,5 @@
 // Package storemetrics exports a store's own gauges and counters to Prometheus at scrape time,
-// under the names pace-node-and-kv.md §10.6 and §11 give them. The store counts; this package
+// under the names pace-node §10.6 and pace-node §11 give them. The store counts; this package
 // only names. pace-kv and pace-node's cache tier register it alike.
 package storemetrics
 

@@ -13,7 +13,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Defaults for the upstream (spec §13 Q12) and the this-machine check (§4).
+// Defaults for the upstream (pace-node §13.12) and the this-machine check (pace-node §4).
 const (
 	DefaultConnectTimeout  = 2 * time.Second
 	DefaultUpstreamTimeout = 10 * time.Second
@@ -62,8 +62,8 @@ type Config struct {
 	Logger *slog.Logger     // nil discards
 }
 
-// Enabled reports whether the configuration asks for a tier at all (§4: --cache-memory=0 and
-// no --cache-dir is no tier).
+// Enabled reports whether the configuration asks for a tier at all (pace-node §4:
+// --cache-memory=0 and no --cache-dir is no tier).
 func (c Config) Enabled() bool { return c.MaxMemory > 0 || c.Dir != "" }
 
 func (c Config) validate() error {

@@ -2,8 +2,8 @@ package tier
 
 import "sync/atomic"
 
-// counters are the tier's own counts (spec §10.6, cache group), plain atomics so the request
-// path takes no lock; the node maps a Snapshot to Prometheus.
+// counters are the tier's own counts (pace-node §10.6, cache group), plain atomics so the
+// request path takes no lock; the node maps a Snapshot to Prometheus.
 type counters struct {
 	hits, misses, upstreamHits, fillFailures          atomic.Uint64
 	storeFailures, upstreamStores, upstreamStoreFails atomic.Uint64
@@ -49,8 +49,8 @@ type Series struct {
 	Gauge bool // false: a counter
 }
 
-// Series lists the snapshot under the names of spec §10.6, so the node registers each name
-// once, exactly as the spec spells it.
+// Series lists the snapshot under the names of pace-node §10.6, so the node registers each
+// name once, exactly as pace-node §10.6 spells it.
 func (s Snapshot) Series() []Series {
 	counter := func(name, help string, v uint64) Series {
 		return Series{Name: name, Help: help, Value: float64(v)}

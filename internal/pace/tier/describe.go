@@ -12,7 +12,8 @@ const (
 	diskCodec   = "none"
 )
 
-// String is the startup line of spec §4, naming the effective halves, codecs and upstream:
+// String is the startup line of pace-node §4, naming the effective halves, codecs and
+// upstream:
 //
 //	local cache tier (memory 8G none, disk 36G none at /var/cache/pace, upstream kv:6674)
 //

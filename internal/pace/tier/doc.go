@@ -1,4 +1,4 @@
-// Package tier is a pace-node's private cache tier (spec pace-node-and-kv.md §4): FETCH, STORE
+// Package tier is a pace-node's private cache tier (pace-node §4): FETCH, STORE
 // and CACHE-DROP answered to this machine only, over a local store with memory and disk
 // halves, reading through to an optional shared pace-kv (--upstream).
 //

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// downWindow decorates an upstream with the memory of its failure (spec §4 rule 4). After an
-// exchange fails as unreachable, every operation for the window is answered errUpstreamDown
+// downWindow decorates an upstream with the memory of its failure (pace-node §4 rule 4). After
+// an exchange fails as unreachable, every operation for the window is answered errUpstreamDown
 // without touching the network, so a dead upstream costs a build nothing. When the window has
 // passed, exactly one operation goes through as a probe while the others keep answering at
 // once; the probe's failure opens a new window. Any answer, from the probe or from an exchange

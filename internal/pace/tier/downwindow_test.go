@@ -13,7 +13,8 @@ func newTestWindow(f *fakeUpstream, clock *fakeClock) *downWindow {
 	return newDownWindow(f, DefaultDownWindow, clock.Now, slog.New(slog.DiscardHandler), "fake")
 }
 
-// Spec §4 rule 4, on the decorator alone: no call inside the window, one probe after it.
+// pace-node §4 rule 4, on the decorator alone: no call inside the window, one probe
+// after it.
 func TestDownWindowAdmitsNothingInsideAndOneProbeAfter(t *testing.T) {
 	f, clock := newFakeUpstream(), newFakeClock()
 	d := newTestWindow(f, clock)

@@ -26,7 +26,8 @@ func diskTier(t testing.TB, up upstream) (*Tier, *storetest.FaultFS) {
 	return newTierWith(t, cfg, up), fs
 }
 
-// Spec §4 rule 2: an upstream hit the local tier fails to keep is counted and still served.
+// pace-node §4 rule 2: an upstream hit the local tier fails to keep is counted and still
+// served.
 func TestFillFailureIsCountedAndStillServed(t *testing.T) {
 	up := newFakeUpstream()
 	v := compileValue(t, "object")
@@ -47,7 +48,7 @@ func TestFillFailureIsCountedAndStillServed(t *testing.T) {
 	}
 }
 
-// Spec §4 rule 3: a failed local write is the client's storage-write-failed, counted; the
+// pace-node §4 rule 3: a failed local write is the client's storage-write-failed, counted; the
 // offer upstream is still made.
 func TestStoreFailureIsReportedAndStillOffered(t *testing.T) {
 	up := newFakeUpstream()

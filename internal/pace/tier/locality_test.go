@@ -38,7 +38,8 @@ func (l *lister) set(err error, addrs ...string) {
 
 func tcpPeer(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 5000} }
 
-// Spec §4 "who is served": loopback or one of this host's addresses, nothing else.
+// pace-node §4 "who is served": loopback or one of this host's addresses, nothing
+// else.
 func TestOnlyThisMachineIsServed(t *testing.T) {
 	l := &lister{}
 	l.set(nil, "10.1.2.3", "fd00::7", "fe80::1")

@@ -9,9 +9,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Spec §4 rule 3: a slow upstream never slows a local STORE. With the one worker held inside
-// an upstream exchange and the queue full, a STORE is still answered, and its offer dropped
-// and counted.
+// pace-node §4 rule 3: a slow upstream never slows a local STORE. With the one worker held
+// inside an upstream exchange and the queue full, a STORE is still answered, and its offer
+// dropped and counted.
 func TestSlowUpstreamNeverBlocksALocalStore(t *testing.T) {
 	up := newFakeUpstream()
 	hold := make(chan struct{})

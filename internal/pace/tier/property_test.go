@@ -12,7 +12,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// tierModel is the spec's five rules written as plain maps and one timestamp.
+// tierModel is the five rules of pace-node §4 written as plain maps and one timestamp.
 type tierModel struct {
 	local, upstream map[string][]byte
 	reachable       bool
@@ -117,7 +117,7 @@ func (r *modelRun) check(rt *rapid.T) {
 }
 
 // Property: for any sequence of stores, fetches, drops, upstream outages, other machines'
-// stores and clock steps, the tier answers exactly what the model of spec §4 says.
+// stores and clock steps, the tier answers exactly what the model of pace-node §4 says.
 func TestTierFollowsTheRules(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		r := &modelRun{up: newFakeUpstream(), clock: newFakeClock(), keys: rapid.SampledFrom([]string{"a", "b", "c", "d"}),

@@ -11,7 +11,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Spec §4 rule 1: a local hit answers and never consults the upstream.
+// pace-node §4 rule 1: a local hit answers and never consults the upstream.
 func TestLocalHitNeverAsksTheUpstream(t *testing.T) {
 	srv, _ := startKV(t, kv.Config{})
 	tr := newTier(t, Config{Upstream: srv.Addr().String()})
@@ -33,8 +33,8 @@ func TestLocalHitNeverAsksTheUpstream(t *testing.T) {
 	}
 }
 
-// Spec §4 rule 2: a local miss reads through, fills the local tier and answers; the second
-// FETCH is served locally even with the upstream gone.
+// pace-node §4 rule 2: a local miss reads through, fills the local tier and answers; the
+// second FETCH is served locally even with the upstream gone.
 func TestLocalMissReadsThroughAndFills(t *testing.T) {
 	srv, stopKV := startKV(t, kv.Config{})
 	v := compileValue(t, "from upstream")
@@ -73,7 +73,8 @@ func TestUpstreamMissIsAMiss(t *testing.T) {
 	}
 }
 
-// Spec §4 rule 3: the store lands locally at once and reaches the upstream in the background.
+// pace-node §4 rule 3: the store lands locally at once and reaches the upstream in the
+// background.
 func TestStoreReachesTheUpstream(t *testing.T) {
 	srv, _ := startKV(t, kv.Config{})
 	tr := newTier(t, Config{Upstream: srv.Addr().String()})
@@ -91,7 +92,7 @@ func TestStoreReachesTheUpstream(t *testing.T) {
 	eventually(t, "the offer counted", func() bool { return tr.Snapshot().UpstreamStores == 1 })
 }
 
-// Spec §4 rule 4: an unreachable upstream is a miss, never an error, and a STORE still
+// pace-node §4 rule 4: an unreachable upstream is a miss, never an error, and a STORE still
 // succeeds locally.
 func TestDeadUpstreamIsAMissAndStoresStillSucceed(t *testing.T) {
 	tr := newTier(t, Config{Upstream: deadAddr(t)})
@@ -120,7 +121,7 @@ func deadAddr(t testing.TB) string {
 	return addr
 }
 
-// Spec §4 rule 4: the 10 s window. Inside it nothing reaches the upstream; the first
+// pace-node §4 rule 4: the 10 s window. Inside it nothing reaches the upstream; the first
 // operation after it retries; an answer ends it.
 func TestDownWindowHoldsTenSecondsThenRetries(t *testing.T) {
 	srv, _ := startKV(t, kv.Config{})
@@ -201,8 +202,8 @@ func TestPooledConnectionsAreReusedAndReplacedWhenClosed(t *testing.T) {
 	}
 }
 
-// Spec §4 rule 5: the upstream password is presented, so a pace-kv with --requirepass takes
-// the tier's stores and answers its read-throughs.
+// pace-node §4 rule 5: the upstream password is presented, so a pace-kv with --requirepass
+// takes the tier's stores and answers its read-throughs.
 func TestUpstreamPasswordIsPresented(t *testing.T) {
 	srv, _ := startKV(t, kv.Config{Password: "s3cret"})
 	tr := newTier(t, Config{Upstream: srv.Addr().String(), UpstreamPassword: "s3cret"})

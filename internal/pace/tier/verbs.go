@@ -72,7 +72,7 @@ func (t *Tier) store(req *frameserver.Request) frameserver.Reply {
 	return reply
 }
 
-// drop removes from the local tier only; it is never forwarded (spec wire §1.13).
+// drop removes from the local tier only; it is never forwarded (pace-wire §1.13).
 func (t *Tier) drop(key []byte) frameserver.Reply {
 	present, err := cacheverbs.Drop(t.st, key)
 	switch {

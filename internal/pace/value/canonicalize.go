@@ -3,8 +3,8 @@ package value
 import "fmt"
 
 // Canonicalize rewrites the paths every region's grammar identifies: a path under r.SrcRoot or
-// r.BuildTree becomes <SRCROOT>/tail or <BUILDTREE>/tail (§2.3). The object and every byte
-// outside those paths are kept; regions that do not change share their bytes with v. Empty
+// r.BuildTree becomes <SRCROOT>/tail or <BUILDTREE>/tail (pace-wire §2.3). The object and every
+// byte outside those paths are kept; regions that do not change share their bytes with v. Empty
 // roots return v unchanged.
 func Canonicalize(v Value, r Roots) Value {
 	if r.Empty() {

@@ -1,6 +1,6 @@
 package value
 
-// Depfile grammar (§2.2, GccDepfile): Make rules as GCC and Clang write them.
+// Depfile grammar (pace-wire §2.2, GccDepfile): Make rules as GCC and Clang write them.
 //
 //	targets: dependencies \
 //	  more dependencies

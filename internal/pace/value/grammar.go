@@ -2,10 +2,10 @@ package value
 
 import "fmt"
 
-// Grammar tags a text region with the syntax that says where its paths are (§2.2).
+// Grammar tags a text region with the syntax that says where its paths are (pace-wire §2.2).
 type Grammar uint8
 
-// Grammars. 0..2 are the spec's; GnuDiagnostics is a pace extension so that a replayed GCC or
+// Grammars (pace-wire §2.2). GnuDiagnostics, tag 3, was added so that a replayed GCC or
 // Clang warning names the consumer's checkout rather than the producer's.
 const (
 	// ShowIncludes: "Note: including file:" lines (MSVC /showIncludes), indentation allowed.

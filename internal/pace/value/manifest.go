@@ -10,7 +10,8 @@ import (
 	"slices"
 )
 
-// ManifestFormat is the direct-mode manifest format this build writes and reads (§2.4, §5 Q4).
+// ManifestFormat is the direct-mode manifest format this build writes and reads (pace-wire §2.4,
+// pace-wire §5.4).
 const ManifestFormat = 1
 
 // MaxManifestEntries caps a manifest's entry count before anything is reserved. A translation
@@ -31,12 +32,12 @@ var (
 
 // ManifestEntry is one input file of a direct-mode manifest.
 type ManifestEntry struct {
-	Path        string // canonical path (§2.3 tokens allowed)
+	Path        string // canonical path (pace-wire §2.3 tokens allowed)
 	ContentHash []byte
 }
 
-// Manifest maps a toolchain and the content of every input to the object key (§2.4). It is
-// stored as the object blob of a compile-value with zero regions, under the manifest key.
+// Manifest maps a toolchain and the content of every input to the object key (pace-wire §2.4). It
+// is stored as the object blob of a compile-value with zero regions, under the manifest key.
 type Manifest struct {
 	ToolchainStamp []byte
 	ObjectKey      []byte

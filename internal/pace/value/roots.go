@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// Tokens that stand for the checkout roots in canonical text (§2.3).
+// Tokens that stand for the checkout roots in canonical text (pace-wire §2.3).
 const (
 	SrcRootToken   = "<SRCROOT>"
 	BuildTreeToken = "<BUILDTREE>"
 )
 
-// Roots are the two checkout roots of §2.3, as the producer (Canonicalize) or the consumer
-// (Localize) spells them. Either may be empty; both empty means no rewriting at all.
+// Roots are the two checkout roots of pace-wire §2.3, as the producer (Canonicalize) or the
+// consumer (Localize) spells them. Either may be empty; both empty means no rewriting at all.
 type Roots struct {
 	SrcRoot   string
 	BuildTree string

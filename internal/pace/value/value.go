@@ -7,7 +7,7 @@ import (
 	"math"
 )
 
-// Generation is the value generation this build writes and accepts (§5 Q4). Generations
+// Generation is the value generation this build writes and accepts (pace-wire §5.4). Generations
 // MinGeneration..MaxGeneration are the reserved range: a first byte in that range names both the
 // framing and the canonicalization rules of the value.
 const (
@@ -16,8 +16,8 @@ const (
 	MaxGeneration = 15
 )
 
-// Region positions as pace-cc stores them (§2.2): regions 0 and 1 are replayed as streams,
-// region 2 is written out as the depfile when the compile produced one.
+// Region positions as pace-cc stores them (pace-wire §2.2): regions 0 and 1 are replayed as
+// streams, region 2 is written out as the depfile when the compile produced one.
 const (
 	RegionStdout  = 0
 	RegionStderr  = 1

@@ -1,7 +1,7 @@
 package verbs
 
-// Size bounds of spec §1.10 and the ones this package adds where the spec
-// is silent. Text beyond its bound is refused, never truncated.
+// Size bounds of pace-wire §1.10, and the ones this package adds where that
+// section is silent. Text beyond its bound is refused, never truncated.
 const (
 	MaxID             = 64  // node, cluster and worker ids
 	MaxEndpoint       = 260 // 254 host bytes + ":65535"
@@ -18,7 +18,7 @@ const (
 	MaxJoinMemos      = 8   // NODE-ANNOUNCE join memos
 	MaxTicket         = 1024
 
-	// Bounds the spec leaves open (pace's choices).
+	// Bounds pace-wire §1.10 leaves open (pace's choices).
 
 	// MaxLeaseToken bounds the base64 token text: a v1 token's claims and
 	// signature take well under 1 KiB even with every text at its bound.

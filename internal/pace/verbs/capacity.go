@@ -2,18 +2,18 @@ package verbs
 
 import "github.com/buildfleet/buildfleet/internal/pace/wire"
 
-// NodeClass is the capacity record's node class (position 2). The spec
-// names the classes but not their bytes; these are pace's.
+// NodeClass is the capacity record's node class (position 2, pace-wire §1.14):
+// 1 workstation, 2 dedicated.
 type NodeClass uint8
 
 // Node classes: a workstation keeps cores back for its user by default,
-// a dedicated builder keeps none (spec pace-node-and-kv.md §5.1).
+// a dedicated builder keeps none (pace-node §5.1).
 const (
 	ClassWorkstation NodeClass = 1
 	ClassDedicated   NodeClass = 2
 )
 
-// Capacity record positions (spec §1.14).
+// Capacity record positions (pace-wire §1.14).
 const (
 	capCores = iota
 	capTotalMemory

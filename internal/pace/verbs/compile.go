@@ -2,7 +2,7 @@ package verbs
 
 import "github.com/buildfleet/buildfleet/internal/pace/wire"
 
-// COMPILE arities (spec §1.12, §1.13).
+// COMPILE arities (pace-wire §1.12, pace-wire §1.13).
 const (
 	CompileArity      = 10
 	CompileReplyArity = 6
@@ -102,7 +102,7 @@ type CompileReply struct {
 	Object   []byte // enveloped; aliases the payload when parsed
 	Stdout   []byte // aliases the payload when parsed
 	Stderr   []byte // aliases the payload when parsed
-	// Correlation binds the reply to its request (spec §3.9.2 step 4).
+	// Correlation binds the reply to its request (pace-wire §3.9.2 step 4).
 	Correlation string
 	Signature   []byte // 64 bytes, or nil
 }

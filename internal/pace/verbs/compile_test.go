@@ -16,7 +16,7 @@ func compileWith(mutate func([][]byte) [][]byte) func() error {
 	return func() error { _, err := ParseCompile(fields()); return err }
 }
 
-// TestParseCompileRefusals covers spec §1.13's COMPILE field notes.
+// TestParseCompileRefusals covers pace-wire §1.13's COMPILE field notes.
 func TestParseCompileRefusals(t *testing.T) {
 	mf := wire.CodeMalformedFrame
 	checkRefusals(t, []refusalCase{
@@ -80,7 +80,7 @@ func TestParseCompileReplyRefusals(t *testing.T) {
 }
 
 // TestParseMintTicketAudience: the audience is the exact host:port about
-// to be dialled; empty, loopback or wildcard is malformed (spec §1.15.2).
+// to be dialled; empty, loopback or wildcard is malformed (pace-wire §1.15.2).
 func TestParseMintTicketAudience(t *testing.T) {
 	for _, tc := range []struct {
 		audience string

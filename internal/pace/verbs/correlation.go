@@ -6,14 +6,14 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
 )
 
-// Correlation is the digest that binds a COMPILE reply to its request (wire
-// spec §3.9.2 step 4, §5 Q4): BLAKE3-256 under cachekey.TagCorrelation over
-// Field(fingerprint), Field(sourceName as sent), Field(compileDir),
-// Field(compileDirReplacement), Field(sourceRoot),
-// Field(sourceRootReplacement), Item(each argument sent) and
-// Field(preprocessed source), rendered as its first CorrelationLen/2 bytes
-// in lowercase hex. source is the preprocessed text before any codec, so
-// the value does not depend on which codec carried it.
+// Correlation is the digest that binds a COMPILE reply to its request
+// (pace-wire §3.9.2 step 4, pace-wire §5.4): BLAKE3-256 under
+// cachekey.TagCorrelation over Field(fingerprint), Field(sourceName as sent),
+// Field(compileDir), Field(compileDirReplacement), Field(sourceRoot),
+// Field(sourceRootReplacement), Item(each argument sent) and Field(preprocessed
+// source), rendered as its first CorrelationLen/2 bytes in lowercase hex.
+// source is the preprocessed text before any codec, so the value does not
+// depend on which codec carried it.
 //
 // The worker computes it for its reply and signs it; pace-cc recomputes it
 // from what it sent and refuses a reply that carries another ("crossed

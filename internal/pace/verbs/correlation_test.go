@@ -11,7 +11,7 @@ import (
 var correlationShape = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // TestCorrelationCoversEveryBoundField: changing any field the digest
-// covers (wire spec §3.9.2 step 4) changes it; the lease token, the codec
+// covers (pace-wire §3.9.2 step 4) changes it; the lease token, the codec
 // list and the envelope are not covered, so a reply verifies whichever
 // codec carried the source.
 func TestCorrelationCoversEveryBoundField(t *testing.T) {

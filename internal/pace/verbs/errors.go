@@ -13,8 +13,8 @@ var (
 	// ErrMalformed: a wrong arity or width, text that is not UTF-8, a
 	// value out of range, a missing required field, a half-filled pair.
 	ErrMalformed = errors.New("malformed body")
-	// ErrTooLong: a §1.10 bound exceeded (text length or entry count),
-	// counted as `…_field_too_long_total`.
+	// ErrTooLong: a pace-wire §1.10 bound exceeded (text length or entry
+	// count), counted as `…_field_too_long_total`.
 	ErrTooLong = errors.New("field exceeds its bound")
 )
 

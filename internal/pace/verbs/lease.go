@@ -4,7 +4,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Top-level arities of the scheduler verbs (spec §1.12).
+// Top-level arities of the scheduler verbs (pace-wire §1.12).
 const (
 	LeaseArity      = 5
 	LeaseGrantArity = 6
@@ -12,7 +12,7 @@ const (
 )
 
 // LeaseRequest is LEASE: `fingerprint, key, codecs, exclusions(nested),
-// toolchainLabel` (spec §1.12, §3.9.2).
+// toolchainLabel` (pace-wire §1.12, pace-wire §3.9.2).
 type LeaseRequest struct {
 	Fingerprint string
 	Key         string
@@ -33,7 +33,7 @@ func (r LeaseRequest) Append(dst []byte) []byte {
 }
 
 // ParseLease reads a LEASE request split with its exact arity. Text the
-// scheduler keeps or compares must be UTF-8 within its §1.10 bound.
+// scheduler keeps or compares must be UTF-8 within its pace-wire §1.10 bound.
 func ParseLease(fields [][]byte) (LeaseRequest, error) {
 	p := newParser(wire.OpLease)
 	if !p.arity(fields, LeaseArity) {
@@ -54,7 +54,7 @@ func ParseLease(fields [][]byte) (LeaseRequest, error) {
 
 // LeaseGrant is LEASE's Ok body, exactly 6 fields: `[endpoint][leaseToken
 // (base64 text)][workerCodecs][u32 lifetimeMs][dialHint or empty][workerKey
-// 32 bytes or empty]` (spec §1.13).
+// 32 bytes or empty]` (pace-wire §1.13).
 type LeaseGrant struct {
 	Endpoint     string
 	Token        string

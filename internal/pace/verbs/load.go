@@ -6,7 +6,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Load record positions (spec §1.14). Position 8 is pace's own addition,
+// Load record positions (pace-wire §1.14). Position 8 is pace's own addition,
 // appended where variable arity lets an older reader skip it.
 const (
 	loadCPU = iota
@@ -29,8 +29,8 @@ type Load struct {
 	Cache           CacheLoad
 	History         []HistoryBucket // closed buckets, oldest first
 	Cordoned        bool
-	// Conditions is the node's conditions record (NODE-ANNOUNCE only),
-	// kept as the raw nested bytes: its layout is pace-private (§5 Q13).
+	// Conditions is the node's conditions record (NODE-ANNOUNCE only), kept as
+	// the raw nested bytes: its layout is pace-private (pace-wire §5.13).
 	Conditions     []byte
 	InterfaceAddrs []string
 	// CompileBudgetFull: the worker's in-flight byte budget is what limits

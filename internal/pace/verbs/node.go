@@ -8,7 +8,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Arities of MINT-TICKET and the node proof (spec §1.12, §1.15).
+// Arities of MINT-TICKET and the node proof (pace-wire §1.12, pace-wire §1.15).
 const (
 	MintTicketArity      = 1
 	MintTicketOkArity    = 1
@@ -19,7 +19,7 @@ const (
 
 // MintTicketRequest is MINT-TICKET `[audience]`: the exact host:port the
 // client is about to dial. An empty, loopback or wildcard audience is
-// malformed (spec §1.15.2).
+// malformed (pace-wire §1.15.2).
 type MintTicketRequest struct {
 	Audience string
 }

@@ -1,7 +1,7 @@
 package verbs
 
 // Opt is an optional integer: on the wire an absent value is an empty
-// field and zero is a real zero of the full width (spec §1.4), so the two
+// field and zero is a real zero of the full width (pace-wire §1.4), so the two
 // stay distinct here too.
 type Opt[T ~uint8 | ~uint32 | ~uint64] struct {
 	Value   T

@@ -13,7 +13,7 @@ import (
 type parser struct {
 	op wire.Op
 	// textCode answers faults in kept text: malformed-registration on
-	// REGISTER (spec §1.4), malformed-frame elsewhere.
+	// REGISTER (pace-wire §1.4), malformed-frame elsewhere.
 	textCode wire.Code
 	err      *Error
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Top-level arities of the joining verbs (spec §1.12).
+// Top-level arities of the joining verbs (pace-wire §1.12).
 const (
 	RegisterArity   = 5
 	RegisterOkArity = 3 // at least; surplus positions are ignored
@@ -37,7 +37,7 @@ func (r RegisterRequest) Append(dst []byte) []byte {
 
 // ParseRegister reads a REGISTER request. Kept text that is not UTF-8 or
 // exceeds its bound is refused malformed-registration naming the field
-// (spec §1.4, pace-node-and-kv.md §6.1); grammar faults are malformed-frame.
+// (pace-wire §1.4, pace-node §6.1); grammar faults are malformed-frame.
 func ParseRegister(fields [][]byte) (RegisterRequest, error) {
 	p := newParser(wire.OpRegister)
 	p.textCode = wire.CodeMalformedRegistration

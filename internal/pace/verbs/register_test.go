@@ -31,7 +31,7 @@ func capacityAt(i int, b []byte) []byte {
 }
 
 // TestParseRegisterRefusals: kept text that is not UTF-8 or too long is
-// malformed-registration naming the field (spec §1.4; node spec §6.1);
+// malformed-registration naming the field (pace-wire §1.4; pace-node §6.1);
 // grammar faults are malformed-frame.
 func TestParseRegisterRefusals(t *testing.T) {
 	mr, mf := wire.CodeMalformedRegistration, wire.CodeMalformedFrame
@@ -61,7 +61,7 @@ func TestParseRegisterRefusals(t *testing.T) {
 }
 
 // TestCapacityVariableArity: a reader takes the positions it knows,
-// leaves missing ones absent, and ignores surplus ones (spec §1.4).
+// leaves missing ones absent, and ignores surplus ones (pace-wire §1.4).
 func TestCapacityVariableArity(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

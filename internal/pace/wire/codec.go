@@ -2,7 +2,8 @@ package wire
 
 import "strconv"
 
-// Codec identifies a compression codec in an envelope or codec list (§1.9).
+// Codec identifies a compression codec in an envelope or codec list
+// (pace-wire §1.9).
 type Codec uint8
 
 // Codec ids.

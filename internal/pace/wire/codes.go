@@ -2,9 +2,9 @@ package wire
 
 import "strconv"
 
-// Code is the first byte of an Error reply's payload (spec §1.11). Codes are
-// non-dense; retired bytes (06, 22, 24, 28) are never reused and never sent,
-// so they have no constant here.
+// Code is the first byte of an Error reply's payload (pace-wire §1.11). Codes
+// are non-dense; retired bytes (06, 22, 24, 28) are never reused and never
+// sent, so they have no constant here.
 type Code uint8
 
 // Error codes, complete as of upstream wire version 15.

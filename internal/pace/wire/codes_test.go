@@ -15,7 +15,7 @@ func TestCodesAreCompleteAndNamed(t *testing.T) {
 		c := Code(b)
 		info, ok := c.Info()
 		if !ok {
-			t.Fatalf("code 0x%02x is unassigned; §1.11 assigns every byte 01..33", b)
+			t.Fatalf("code 0x%02x is unassigned; pace-wire §1.11 assigns every byte 01..33", b)
 		}
 		if prev, dup := names[info.Name]; dup {
 			t.Fatalf("codes 0x%02x and 0x%02x share the name %q", uint8(prev), b, info.Name)

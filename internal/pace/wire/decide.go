@@ -20,7 +20,7 @@ type ConnState struct {
 // Action is what the receiver does with a request after its header.
 type Action uint8
 
-// Actions of the receiver order (spec §1.7).
+// Actions of the receiver order (pace-wire §1.7).
 const (
 	// ActionReadPayload: read the payload and split its fields.
 	ActionReadPayload Action = iota
@@ -50,7 +50,7 @@ type Decision struct {
 	Limit uint32
 }
 
-// Decide applies the receiver processing order of spec §1.7, steps 1 to 4,
+// Decide applies the receiver processing order of pace-wire §1.7, steps 1 to 4,
 // from the header alone: magic, version (range and per-connection pin),
 // then a. unknown opcode, b. over the cap, c. missing credential on a verb
 // that is not pre-auth, in that order. It is pure.

@@ -23,7 +23,7 @@ const (
 	lz4Slack    = 64
 )
 
-// Envelope is a parsed codec envelope (spec §1.9): the codec, the size
+// Envelope is a parsed codec envelope (pace-wire §1.9): the codec, the size
 // before compression, and the codec's bytes (aliasing the field).
 type Envelope struct {
 	Codec  Codec
@@ -54,7 +54,7 @@ var (
 	errIdentityLength = malformed("identity envelope whose rawLen differs from its length")
 )
 
-// CheckEnvelope applies the receiver rules of §1.9 that need no
+// CheckEnvelope applies the receiver rules of pace-wire §1.9 that need no
 // decompression, in order: malformed, then rawLen above ceiling
 // (ErrPayloadTooLarge), then a codec not in accept (ErrUnsupportedCodec;
 // Identity is always accepted), then declared sizes the codec's own

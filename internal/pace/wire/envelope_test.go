@@ -90,7 +90,8 @@ func TestOpenReceiverOrder(t *testing.T) {
 }
 
 func TestOpenRefusesHugeDeclarationWithoutAllocating(t *testing.T) {
-	// A 20-byte frame declaring 4 GiB (spec §1.9, issue #241 upstream).
+	// A 20-byte frame declaring 4 GiB (pace-wire §1.9): the receiver must
+	// refuse it before sizing a buffer from the declaration.
 	field := envelope(CodecLZ4, math.MaxUint32, bytes.Repeat([]byte{0xFF}, 15))
 	if len(field) != 20 {
 		t.Fatalf("field is %d bytes", len(field))

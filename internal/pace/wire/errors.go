@@ -7,7 +7,7 @@ import (
 
 // Sentinel errors callers branch on. Each maps onto one wire code (see
 // CodeOf); the corrupt-envelope error is a malformed frame that callers may
-// count apart (spec §1.9).
+// count apart (pace-wire §1.9).
 var (
 	// ErrMalformedFrame: fields do not fill the payload exactly, a width is
 	// wrong, or an envelope does not parse (code malformed-frame).
@@ -33,12 +33,12 @@ var (
 	ErrShortHeader = errors.New("short header")
 	// ErrBadMagic: a request header whose first byte is not Magic.
 	ErrBadMagic = errors.New("not a 0xFC frame")
-	// ErrUnknownStatus: a reply status byte outside §1.5.
+	// ErrUnknownStatus: a reply status byte outside pace-wire §1.5.
 	ErrUnknownStatus = errors.New("unknown reply status")
 	// ErrIllegalStatus: a known status the asked op never answers with.
 	ErrIllegalStatus = errors.New("reply status not legal for this op")
 	// ErrReplyTooLarge: a reply declares more than the client accepts for
-	// the op (spec §1.10 reply ceilings).
+	// the op (pace-wire §1.10 reply ceilings).
 	ErrReplyTooLarge = errors.New("reply larger than the op's reply ceiling")
 )
 

@@ -9,7 +9,7 @@ import (
 // FieldPrefixLen is the size of a field's u32 BE length prefix.
 const FieldPrefixLen = 4
 
-// SplitFields splits payload into exactly n fields (spec §1.4), appending
+// SplitFields splits payload into exactly n fields (pace-wire §1.4), appending
 // sub-slices of payload to dst[:0]. Too few or too many fields, a length
 // that overruns, or a trailing byte is ErrMalformedFrame. It allocates only
 // when dst has less capacity than n.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Wire constants (spec §1.2, §1.3, §5 Q1).
+// Wire constants (pace-wire §1.2, pace-wire §1.3, pace-wire §5.1).
 const (
 	// Magic is the first byte of every request frame.
 	Magic byte = 0xFC
@@ -87,7 +87,7 @@ func PutReplyHeader(b []byte, h ReplyHeader) {
 	binary.BigEndian.PutUint32(b[1:5], h.PayloadLen)
 }
 
-// Status is a reply's first byte (spec §1.5).
+// Status is a reply's first byte (pace-wire §1.5).
 type Status uint8
 
 // Reply statuses.

@@ -1,9 +1,9 @@
 package wire
 
-// Construction labels for Ed25519 signatures over labelled messages (spec
-// §1.15, §5 Q2): the first field of every signed field list names what is
-// being signed, so a signature made for one construction can never verify
-// as another. All distinct; a retired label is never reused.
+// Construction labels for Ed25519 signatures over labelled messages
+// (pace-wire §1.15, pace-wire §5.2): the first field of every signed field list
+// names what is being signed, so a signature made for one construction can
+// never verify as another. All distinct; a retired label is never reused.
 const (
 	LabelLease           = "pace-lease-v1"
 	LabelTicket          = "pace-ticket-v1"

@@ -15,7 +15,7 @@ func TestLabelsAreDistinctAndPaceShaped(t *testing.T) {
 		seen[l] = true
 	}
 	if len(seen) != 11 {
-		t.Errorf("%d labels, want the 11 constructions of §1.15", len(seen))
+		t.Errorf("%d labels, want the 11 constructions of pace-wire §1.15", len(seen))
 	}
 }
 

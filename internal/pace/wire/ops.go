@@ -2,7 +2,7 @@ package wire
 
 import "strconv"
 
-// Op is a request's opcode (spec §1.12).
+// Op is a request's opcode (pace-wire §1.12).
 type Op uint8
 
 // Opcodes, complete as of upstream wire version 15. Retired bytes 16, 17
@@ -43,7 +43,7 @@ const (
 // Gate is what a verb needs before it runs, beyond the surface's admission.
 type Gate uint8
 
-// Gates (spec §1.12 "Gate" column).
+// Gates (pace-wire §1.12 "Gate" column).
 const (
 	GateNone         Gate = iota // any caller the surface admits
 	GatePre                      // reachable before authentication
@@ -59,7 +59,7 @@ func (g Gate) String() string { return gateNames[g] }
 // Family groups verbs by the component that serves them.
 type Family uint8
 
-// Families (spec §1.12 "Family" column).
+// Families (pace-wire §1.12 "Family" column).
 const (
 	FamilyCache Family = iota + 1
 	FamilySession
@@ -79,7 +79,7 @@ var familyNames = [...]string{"", "cache", "session", "scheduler", "compile", "n
 
 func (f Family) String() string { return familyNames[f] }
 
-// Payload caps and reply ceilings (spec §1.10).
+// Payload caps and reply ceilings (pace-wire §1.10).
 const (
 	DefaultSessionCap          uint32 = 256 << 20 // --storage-max-value default
 	MaxAuthPayload             uint32 = 4096
@@ -100,7 +100,7 @@ const (
 	// MaxCodecList is the most codec ids a codec list may carry.
 	MaxCodecList = 16
 	// SealTagLen is the HMAC-SHA256 tag that follows every frame of a
-	// proven node connection, not counted in payloadLength (§1.15.4).
+	// proven node connection, not counted in payloadLength (pace-wire §1.15.4).
 	SealTagLen = 32
 )
 
@@ -123,7 +123,7 @@ type OpInfo struct {
 func (i OpInfo) SessionCapped() bool { return i.Cap == 0 }
 
 // Limit is the payload ceiling for this verb on a surface whose session cap
-// is sessionCap: min(verbCap, sessionCap) (spec §1.7 step 3b).
+// is sessionCap: min(verbCap, sessionCap) (pace-wire §1.7 step 3b).
 func (i OpInfo) Limit(sessionCap uint32) uint32 {
 	if i.Cap == 0 || i.Cap > sessionCap {
 		return sessionCap

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// specOpTable is spec §1.12 transcribed row by row: op, name, arity,
+// specOpTable is pace-wire §1.12 transcribed row by row: op, name, arity,
 // statuses (O ok, M miss, E error, P progress, U push), cap ("session" or
 // bytes), gate, family, reply ceiling ("-" = unbounded by verb).
 const specOpTable = `
@@ -60,7 +60,7 @@ func TestOpTableMatchesSpec(t *testing.T) {
 		}
 	}
 	if seen != len(KnownOps()) {
-		t.Errorf("spec lists %d live ops, table knows %d", seen, len(KnownOps()))
+		t.Errorf("pace-wire §1.12 lists %d live ops, table knows %d", seen, len(KnownOps()))
 	}
 }
 

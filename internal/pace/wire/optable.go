@@ -16,9 +16,10 @@ var retiredOps = [256]string{
 	0x1D: "cluster-admit-worker",
 }
 
-// opTable is spec §1.12. Reply ceilings follow §1.10; where §1.10 is
-// silent (ENROLL-CONTROL, SUBSCRIBE, FLEET-TEXT: reports; CORDON,
-// EXPLAIN-ADMISSION: small fixed bodies) the choice is noted in the row.
+// opTable is pace-wire §1.12. Reply ceilings follow pace-wire §1.10; where
+// pace-wire §1.10 is silent (ENROLL-CONTROL, SUBSCRIBE, FLEET-TEXT: reports;
+// CORDON, EXPLAIN-ADMISSION: small fixed bodies) the choice is noted in the
+// row.
 var opTable = func() [256]OpInfo {
 	var t [256]OpInfo
 	rows := []OpInfo{

@@ -1,6 +1,6 @@
 package wire
 
-// Record is a nested record read with variable arity (spec §1.4): the
+// Record is a nested record read with variable arity (pace-wire §1.4): the
 // first N positions a reader knows, missing trailing positions left at
 // "did not say", surplus positions ignored. A position that is said but
 // empty is "absent"; accessors report both as not present, and Said tells

@@ -2,9 +2,9 @@ package wire
 
 import "fmt"
 
-// Refusal is the payload of an Error reply: a code and its message (spec
-// §1.6). It implements error so that a client can return it as the outcome
-// of an exchange and a server can return it from a verb.
+// Refusal is the payload of an Error reply: a code and its message
+// (pace-wire §1.6). It implements error so that a client can return it as the
+// outcome of an exchange and a server can return it from a verb.
 type Refusal struct {
 	Code    Code
 	Message string
@@ -28,7 +28,7 @@ func (r Refusal) Error() string {
 
 // Recognised reports whether the code is one this build knows and that is
 // still sent. A client treats anything else as an "unrecognised refusal":
-// not retriable, compile locally (spec §1.11).
+// not retriable, compile locally (pace-wire §1.11).
 func (r Refusal) Recognised() bool { return r.Code.Live() }
 
 // Retriable reports whether the same request may succeed later; an

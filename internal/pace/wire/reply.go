@@ -6,9 +6,9 @@ import (
 )
 
 // ReadReply reads the replies to one request of op until the terminal one
-// (spec §1.5): Progress frames are drained, Push frames are read and handed
-// to onPush (which may be nil to discard them). Every header is judged by
-// CheckReplyHeader before its payload is allocated.
+// (pace-wire §1.5): Progress frames are drained, Push frames are read and
+// handed to onPush (which may be nil to discard them). Every header is judged
+// by CheckReplyHeader before its payload is allocated.
 //
 // It returns the terminal status and payload. An Error reply is returned
 // as a Refusal error alongside its raw payload; a protocol failure (unknown

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// budget is the worker-wide in-flight byte budget B (spec §5.2). A request
+// budget is the worker-wide in-flight byte budget B (pace-node §5.2). A request
 // is charged from admission until its reply has been written, so the
 // figure covers every byte a running compile can hold, not only the ones
 // being read.

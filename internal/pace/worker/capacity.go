@@ -2,7 +2,7 @@ package worker
 
 import "github.com/buildfleet/buildfleet/internal/pace/verbs"
 
-// Sizes of the derivations (spec §5.1, §5.2, wire spec §5 Q11).
+// Sizes of the derivations (pace-node §5.1, pace-node §5.2, pace-wire §5.11).
 const (
 	// MemoryPerSlot is the RAM one derived slot needs.
 	MemoryPerSlot = 1 << 30
@@ -30,7 +30,7 @@ func ClassReserve(class verbs.NodeClass) int {
 	return 2
 }
 
-// DeriveSlots is the default --slots (spec §5.1): min(logical cores,
+// DeriveSlots is the default --slots (pace-node §5.1): min(logical cores,
 // floor((RAM − tier resident bytes) / 1 GiB)) − reserve, never below 1.
 // reserve is --reserve-cores when given, else ClassReserve. An unknown
 // memory size limits nothing.
@@ -49,7 +49,7 @@ func DeriveSlots(h Host, reserve int) int {
 }
 
 // DefaultBudget is the default --compile-inflight-max: min(25% of RAM,
-// slots × 256 MiB) (wire spec §5 Q11), so every slot can hold a request
+// slots × 256 MiB) (pace-wire §5.11), so every slot can hold a request
 // of the full ceiling on a machine with the memory for it, and the budget
 // never claims more than a quarter of the machine. Unknown memory gives
 // slots × 256 MiB. The result is never below 1 MiB.

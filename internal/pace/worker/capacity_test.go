@@ -9,7 +9,7 @@ import (
 
 const gib = 1 << 30
 
-// TestDeriveSlots follows spec §5.1: min(cores, floor((RAM − tier)/1 GiB))
+// TestDeriveSlots follows pace-node §5.1: min(cores, floor((RAM − tier)/1 GiB))
 // − reserve, never below 1.
 func TestDeriveSlots(t *testing.T) {
 	cases := []struct {

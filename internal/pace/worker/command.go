@@ -16,13 +16,13 @@ type prefixMap struct{ from, to string }
 
 // unmappable reports a directory a prefix-map rule cannot express: the
 // option splits at the first '=', and whitespace or control characters
-// are not reproduced faithfully by every driver (spec §5.1).
+// are not reproduced faithfully by every driver (pace-node §5.1).
 func unmappable(dir string) bool {
 	return strings.ContainsFunc(dir, func(r rune) bool { return r == '=' || r <= ' ' || r == 0x7f })
 }
 
 // prefixMaps are the rules that make the object record what the client's
-// own compile would (wire spec §3.10): the client's compileDir and
+// own compile would (pace-wire §3.10): the client's compileDir and
 // sourceRoot to their replacements, and the job's own scratch directory to
 // the compile-dir replacement ("." when the client sent none, so no
 // random scratch path can reach an object). GCC and Clang apply the last

@@ -70,7 +70,7 @@ func (p project) run(t *testing.T, compiler string, args ...string) []byte {
 
 // TestDispatchedObjectIsByteIdentical: a COMPILE of a TU preprocessed with
 // `gcc -E` returns, over real TCP, the object a local `gcc -c` of the same
-// source with the same flags writes (mission step 6: the sanitized base
+// source with the same flags writes (pace-node §5.5: the sanitized base
 // name and the prefix maps make the object match a local build), with or
 // without debug information and with or without a client prefix map; the
 // reply's correlation and signature verify as pace-cc checks them.
@@ -145,7 +145,7 @@ func dispatch(t *testing.T, f *fixture, req verbs.CompileRequest, pre []byte) []
 }
 
 // TestNonZeroExitIsASuccessfulExchange: a compiler that rejects the code
-// answers Ok with its exit code, no object and its stderr (wire §1.13).
+// answers Ok with its exit code, no object and its stderr (pace-wire §1.13).
 func TestNonZeroExitIsASuccessfulExchange(t *testing.T) {
 	f := newFixture(t).start()
 	src := "# 1 \"broken.c\"\nint main(void) { return missing_symbol; }\n"

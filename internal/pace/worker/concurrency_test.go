@@ -33,7 +33,7 @@ func startSlow(t *testing.T, f *fixture, addr string, size int) *client {
 }
 
 // TestSlotsPlusOneIsRefusedAtOnce: with every slot busy the next COMPILE
-// is answered no-capacity at once, nothing queued (spec §5.1); once a
+// is answered no-capacity at once, nothing queued (pace-node §5.1); once a
 // slot frees, the next one runs.
 func TestSlotsPlusOneIsRefusedAtOnce(t *testing.T) {
 	f, dir := slowFixture(t, withSlots(2))
@@ -62,7 +62,7 @@ func TestSlotsPlusOneIsRefusedAtOnce(t *testing.T) {
 
 // TestBudgetFullIsEndpointBusy: slots are free but the running compile's
 // charge (max(frame, rawLen)) fills the budget: endpoint-busy, and the
-// heartbeat reports the worker budget-limited (spec §5.2).
+// heartbeat reports the worker budget-limited (pace-node §5.2).
 func TestBudgetFullIsEndpointBusy(t *testing.T) {
 	const budget = 64 << 10
 	f, dir := slowFixture(t, withSlots(4), withBudget(budget))
@@ -96,7 +96,7 @@ func TestBudgetFullIsEndpointBusy(t *testing.T) {
 }
 
 // TestProgressWhileCompiling: a compile longer than the progress interval
-// sends Progress frames, then its terminal reply (wire §1.13).
+// sends Progress frames, then its terminal reply (pace-wire §1.13).
 func TestProgressWhileCompiling(t *testing.T) {
 	f, dir := slowFixture(t, withProgress(5*time.Millisecond))
 	c := dial(t, f.server())
@@ -183,7 +183,7 @@ func TestScratchDirsAreUniqueAndRemoved(t *testing.T) {
 
 // TestStopWaitsForRunningCompiles: Stop refuses new work at once, waits
 // for the running compile, which delivers its reply, and reports nothing
-// abandoned (spec §5.7).
+// abandoned (pace-node §5.7).
 func TestStopWaitsForRunningCompiles(t *testing.T) {
 	f, dir := slowFixture(t)
 	addr := f.server()

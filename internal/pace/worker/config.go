@@ -10,10 +10,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Defaults of the spec and pace's own choices where it is silent.
+// Defaults of pace-node §5 and pace's own choices where it is silent.
 const (
 	// DefaultProgressInterval: a Progress frame every 5 s while a compile
-	// runs (wire spec §1.13).
+	// runs (pace-wire §1.13).
 	DefaultProgressInterval = 5 * time.Second
 	// DefaultCompileTimeout bounds one compile: no lease outlives an hour
 	// (lease.MaxLifetime), so no client waits longer.
@@ -47,13 +47,13 @@ type Config struct {
 	SessionCap       uint32
 	Toolchains       SurveyConfig
 	AllowCompileArgs []string // --allow-compile-arg
-	// VerifyLeases is the node's startup decision (spec §5.4): false only
+	// VerifyLeases is the node's startup decision (pace-node §5.4): false only
 	// for a worker nothing else can reach, and then Leases and Endpoint
 	// may be nil.
 	VerifyLeases bool
 	Leases       LeaseState
 	Endpoint     func() string // this worker's current advertised endpoint
-	// Signer signs replies with the node's identity key (wire §1.15.3).
+	// Signer signs replies with the node's identity key (pace-wire §1.15.3).
 	Signer lease.Signer
 	// ScratchParent is where the scratch root lives; "" means the OS temp
 	// dir (TMPDIR relocates it).

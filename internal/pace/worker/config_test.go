@@ -31,7 +31,7 @@ func TestNewRefusesAnUnusableConfig(t *testing.T) {
 
 // TestAllowCompileArgExtendsOnlyWhatTheTablesDoNotKnow: an operator entry
 // admits exactly that argument; a reload swaps the set; a hard refusal
-// can never be re-admitted (spec §5.5).
+// can never be re-admitted (pace-node §5.5).
 func TestAllowCompileArgExtendsOnlyWhatTheTablesDoNotKnow(t *testing.T) {
 	const extra = "-fno-such-flag-yet"
 	f := newFixture(t).start()

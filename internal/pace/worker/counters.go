@@ -7,7 +7,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
 )
 
-// Counters are the "Worker" counters of spec pace-node-and-kv.md §10.6, as
+// Counters are the "Worker" counters of pace-node §10.6, as
 // plain atomics the node exports under the names Metrics gives. Refusals
 // the node decides before it calls the worker (admission, frame-level
 // refusals on the compile verbs, cordon requests from off the machine,

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// specWorkerCounters are the worker counters spec §10.6 and the mission
-// document name, each of which must be registered under exactly this name.
+// specWorkerCounters are the worker counters pace-node §10.6 names, each of
+// which must be registered under exactly this name.
 var specWorkerCounters = []string{
 	"pace_worker_jobs_started_total", "pace_worker_jobs_completed_total", "pace_worker_compile_milliseconds_total",
 	"pace_worker_jobs_abandoned_client_gone_total", "pace_worker_bytes_received_total", "pace_worker_bytes_returned_total",

@@ -11,10 +11,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 )
 
-// Flags are the worker's serving flags (spec §3.1). The node registers
+// Flags are the worker's serving flags (pace-node §3.1). The node registers
 // them, then builds the Config with Config.
 type Flags struct {
-	Slots            OptionalInt // --slots: unset derives (§5.1); 0 runs no worker
+	Slots            OptionalInt // --slots: unset derives (pace-node §5.1); 0 runs no worker
 	NodeClass        NodeClassFlag
 	ReserveCores     OptionalInt // --reserve-cores: unset uses the class reserve
 	InflightMax      flagval.Size

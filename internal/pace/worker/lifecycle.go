@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// CordonState is the cordon byte of NODE-STATUS and CORDON (wire spec
-// §1.13): serving, draining (cordoned with compiles still running) or
-// drained.
+// CordonState is the cordon byte of NODE-STATUS and CORDON (pace-wire §1.13):
+// serving, draining (cordoned with compiles still running) or drained.
 type CordonState uint8
 
 // Cordon states.
@@ -19,7 +18,7 @@ const (
 )
 
 // Cordon stops new compiles (answered no-capacity) and lets running ones
-// finish and deliver (spec §5.7). It lives in memory only: a restart lifts
+// finish and deliver (pace-node §5.7). It lives in memory only: a restart lifts
 // it. Whether the caller is on this machine is the node's check
 // (CordonsRefusedNotLocal). It returns the state and the compiles still
 // running.
@@ -130,7 +129,7 @@ type Gauge struct {
 	Value func() float64
 }
 
-// Gauges are the worker's host gauges of §10.6.
+// Gauges are the worker's host gauges of pace-node §10.6.
 func (w *Worker) Gauges() []Gauge {
 	return []Gauge{
 		{"pace_node_cordoned", "1 while this machine's worker is cordoned.", func() float64 {

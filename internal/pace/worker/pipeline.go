@@ -19,22 +19,22 @@ type Progresser interface {
 	Progress() error
 }
 
-// Serve answers one COMPILE whose caller the node already admitted (spec
-// §5.3 step 1 is the node's, counted in RefusedNotAMember). It blocks on
-// the connection's own goroutine while the compile runs, so every admitted
-// compile has its own goroutine and the accept loop never waits. The
+// Serve answers one COMPILE whose caller the node already admitted
+// (pace-node §5.3 step 1 is the node's, counted in RefusedNotAMember). It
+// blocks on the connection's own goroutine while the compile runs, so every
+// admitted compile has its own goroutine and the accept loop never waits. The
 // reply's Release must run once the reply is written (the frameserver does
 // this): the byte charge and the slot are held until then.
 func (w *Worker) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	return w.Compile(ctx, c, uint32(req.PayloadLen()), req.Fields)
 }
 
-// CheckFrame is step 2 of §5.3 decided from the frame header alone, for a
-// listener that can ask before it reads the payload: a frame above the
+// CheckFrame is step 2 of pace-node §5.3 decided from the frame header alone,
+// for a listener that can ask before it reads the payload: a frame above the
 // request ceiling is payload-too-large
-// (`pace_worker_frames_refused_payload_too_large_total`), one that does
-// not fit in what is left of the budget is endpoint-busy. It charges
-// nothing; Serve checks again and charges.
+// (`pace_worker_frames_refused_payload_too_large_total`), one that does not fit
+// in what is left of the budget is endpoint-busy. It charges nothing; Serve
+// checks again and charges.
 func (w *Worker) CheckFrame(frameLen uint32) error {
 	if uint64(frameLen) > w.ceiling {
 		return w.frameTooLarge(frameLen)
@@ -75,7 +75,7 @@ type job struct {
 	abandoned atomic.Bool // Stop gave up waiting for it
 }
 
-// run is §5.3 steps 2–12, in that order.
+// run is pace-node §5.3 steps 2–12, in that order.
 func (j *job) run(ctx context.Context, p Progresser, frameLen uint32, fields [][]byte) ([]byte, error) {
 	w := j.w
 	if err := j.admitFrame(frameLen); err != nil {

@@ -16,9 +16,9 @@ import (
 
 const tinyTU = "# 1 \"a.c\"\nint answer(void) { return 42; }\n"
 
-// refusalCase is one refusal of the pipeline (spec §5.3, §5.4, wire
-// §1.9, §3.10, mission step 6): what the request does wrong, the code it
-// is answered with and the one counter that counts it.
+// refusalCase is one refusal of the pipeline (pace-node §5.3, pace-node §5.4,
+// pace-wire §1.9, pace-wire §3.10): what the request does
+// wrong, the code it is answered with and the one counter that counts it.
 type refusalCase struct {
 	name    string
 	opts    func(t *testing.T) []option
@@ -206,7 +206,7 @@ func TestReplayedLeaseIsRefused(t *testing.T) {
 }
 
 // TestLeaseCheckedBeforeDecompression: a junk token with a 4 GiB envelope
-// is refused for the token, not the envelope (spec §5.3 step 4 before 6).
+// is refused for the token, not the envelope (pace-node §5.3 step 4 before 6).
 func TestLeaseCheckedBeforeDecompression(t *testing.T) {
 	f := newFixture(t).start()
 	r := f.request(tinyTU)
@@ -222,7 +222,7 @@ func TestLeaseCheckedBeforeDecompression(t *testing.T) {
 
 // TestDeclaredFourGiBAllocatesNothing: a COMPILE whose envelope declares
 // 4 GiB in a tiny frame is refused payload-too-large before anything is
-// allocated for the declaration (mission step 5).
+// allocated for the declaration (pace-node §5.2).
 func TestDeclaredFourGiBAllocatesNothing(t *testing.T) {
 	f := newFixture(t).start()
 	payload := func() []byte {

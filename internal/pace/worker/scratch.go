@@ -13,7 +13,7 @@ const MaxScratchRoots = 16
 
 const scratchLockName = ".lock"
 
-// Startup refusals of the scratch root (spec §5.1).
+// Startup refusals of the scratch root (pace-node §5.1).
 var (
 	// ErrScratchRootsExhausted: every candidate root is held by a live
 	// process.
@@ -30,7 +30,7 @@ var errRootHeld = errors.New("held by another process")
 type scratchRoot struct {
 	dir        string
 	lock       *os.File
-	unmappable bool // cannot be expressed in a prefix map (spec §5.1)
+	unmappable bool // cannot be expressed in a prefix map (pace-node §5.1)
 }
 
 // claimScratchRoot claims the first free root among

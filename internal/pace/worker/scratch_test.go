@@ -9,7 +9,7 @@ import (
 )
 
 // TestScratchRootsAreExclusive: a second claim, even in this process,
-// gets another root; the lock is per open file (spec §5.1).
+// gets another root; the lock is per open file (pace-node §5.1).
 func TestScratchRootsAreExclusive(t *testing.T) {
 	parent := t.TempDir()
 	a, _, err := claimScratchRoot(parent)

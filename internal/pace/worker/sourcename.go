@@ -2,7 +2,7 @@ package worker
 
 import "strings"
 
-// Scratch file naming (wire spec §3.10): a compiler records the name of the
+// Scratch file naming (pace-wire §3.10): a compiler records the name of the
 // file it was handed, so the worker keeps the client's base name when it
 // is harmless and invents one otherwise.
 const (

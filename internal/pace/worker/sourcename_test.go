@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestSanitizeSourceName follows wire spec §3.10.
+// TestSanitizeSourceName follows pace-wire §3.10.
 func TestSanitizeSourceName(t *testing.T) {
 	cases := map[string]string{
 		"src/a.c":                "a.c",

@@ -39,7 +39,7 @@ func (p ToolchainProber) Fingerprint(ctx context.Context, id toolchain.Identity)
 	return toolchain.Fingerprint(ctx, id, p.CacheDir)
 }
 
-// SurveyConfig says which compilers to serve (spec §5.6, §3.1).
+// SurveyConfig says which compilers to serve (pace-node §5.6, pace-node §3.1).
 type SurveyConfig struct {
 	// Pins are the --toolchain entries; naming any serves exactly that
 	// set, never merged with a survey of the machine.
@@ -66,7 +66,7 @@ type SurveyResult struct {
 	Searched []string
 }
 
-// platformDirs are searched after PATH (spec §5.6 platform layouts).
+// platformDirs are searched after PATH (pace-node §5.6 platform layouts).
 var platformDirs = []string{"/usr/local/bin", "/usr/bin", "/opt/homebrew/bin", "/opt/local/bin"}
 
 // probeParallelism bounds concurrent probes: a cold fingerprint hashes tens

@@ -152,7 +152,7 @@ func TestPinsServeExactlyThatSet(t *testing.T) {
 	}
 }
 
-// TestSurveyWithNothingLeftRefusesNamingWhereItLooked (spec §5.6).
+// TestSurveyWithNothingLeftRefusesNamingWhereItLooked (pace-node §5.6).
 func TestSurveyWithNothingLeftRefusesNamingWhereItLooked(t *testing.T) {
 	empty := t.TempDir()
 	_, err := Survey(context.Background(), SurveyConfig{SearchDirs: []string{empty}, Prober: &fakeProber{}})

@@ -65,7 +65,7 @@ func isFingerprint(s string) bool {
 	return true
 }
 
-// surveyedCores are the driver names the survey looks for (spec §5.6):
+// surveyedCores are the driver names the survey looks for (pace-node §5.6):
 // gcc, g++, clang and clang++, with any target prefix or version suffix.
 var surveyedCores = map[string]bool{"gcc": true, "g++": true, "clang": true, "clang++": true}
 

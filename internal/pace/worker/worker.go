@@ -113,7 +113,7 @@ func (w *Worker) Start(ctx context.Context) {
 }
 
 // WaitSurvey waits for the first survey. An error wrapping ErrNoToolchains
-// is the startup refusal of spec §5.6: the node exits naming where the
+// is the startup refusal of pace-node §5.6: the node exits naming where the
 // survey looked.
 func (w *Worker) WaitSurvey(ctx context.Context) (SurveyResult, error) {
 	select {

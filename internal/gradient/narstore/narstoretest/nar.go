@@ -14,7 +14,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 )
 
-// CompressionLevel is the worker's zstd level (spec §7.3).
+// CompressionLevel is the worker's zstd level (gradient-protocol §7.3).
 const CompressionLevel = 6
 
 // Object is one NAR and its stored form.

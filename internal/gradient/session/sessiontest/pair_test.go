@@ -44,7 +44,8 @@ func inboundPair(t *testing.T, dir *sessiontest.Directory, file session.PeerToke
 }
 
 func TestAuthorityPeerHandshake(t *testing.T) {
-	// §4.1: authority ↔ peer, through the real codec: both sides end in Running and agree.
+	// gradient-protocol §4.1: authority ↔ peer, through the real codec: both sides end in
+	// Running and agree.
 	pair := inboundPair(t, directory(), session.NewPeerTokens([]wire.PeerToken{tok("proj-a", "ta"), tok("*", "tb")}))
 	if !pair.A.Role.Running() || !pair.B.Role.Running() {
 		t.Fatalf("not running: authority %v, peer %v", pair.A.Status(), pair.B.Status())
@@ -67,7 +68,8 @@ func TestAuthorityPeerHandshake(t *testing.T) {
 }
 
 func TestDialerDialedHandshake(t *testing.T) {
-	// §4.1: dialer ↔ dialed: Authenticate, InitConnection, InitAck, no challenge round.
+	// gradient-protocol §4.1: dialer ↔ dialed: Authenticate, InitConnection, InitAck, no
+	// challenge round.
 	dir := directory()
 	d, dOut := session.NewDialer(session.DialerConfig{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta"), tok("proj-b", "tb")}})
 	w, wOut := session.NewDialed(session.DialedConfig{WorkerID: workerID, Capabilities: caps})
@@ -92,27 +94,27 @@ func TestDialerDialedHandshake(t *testing.T) {
 }
 
 func TestRejectionsReachTheOtherSide(t *testing.T) {
-	// §4.5: each refusal is sent as a Reject and ends the other side with the same code and
-	// reason.
-	t.Run("§10 Q8 403 unknown worker reaches the peer", func(t *testing.T) {
+	// gradient-protocol §4.5: each refusal is sent as a Reject and ends the other side with
+	// the same code and reason.
+	t.Run("gradient-server §10.8 403 unknown worker reaches the peer", func(t *testing.T) {
 		pair := inboundPair(t, sessiontest.NewDirectory(), session.NewPeerTokens(nil))
 		wantBothEnded(t, pair.A.Role, pair.B.Role, 403, session.ReasonUnknownWorker)
 	})
-	t.Run("§4.4 step 3 401 reaches the peer", func(t *testing.T) {
+	t.Run("gradient-protocol §4.4 step 3 401 reaches the peer", func(t *testing.T) {
 		pair := inboundPair(t, directory(), session.NewPeerTokens([]wire.PeerToken{tok("*", "wrong")}))
 		wantBothEnded(t, pair.A.Role, pair.B.Role, 401, session.ReasonNoValidTokens)
 	})
-	t.Run("§4.4 step 4 495 reaches the peer", func(t *testing.T) {
+	t.Run("gradient-protocol §4.4 step 4 495 reaches the peer", func(t *testing.T) {
 		pair := inboundPair(t, directory(), session.NewPeerTokens([]wire.PeerToken{tok("proj-b", "tb")}))
 		wantBothEnded(t, pair.A.Role, pair.B.Role, 495, session.ReasonNoCache)
 	})
-	t.Run("§4.5 496 reaches the second peer", func(t *testing.T) {
+	t.Run("gradient-protocol §4.5 496 reaches the second peer", func(t *testing.T) {
 		dir := directory()
 		dir.Live[workerID] = true
 		pair := inboundPair(t, dir, session.NewPeerTokens([]wire.PeerToken{tok("*", "ta")}))
 		wantBothEnded(t, pair.A.Role, pair.B.Role, 496, session.ReasonAlreadyConnected)
 	})
-	t.Run("§4.1 as_dialed 401 reaches the dialer", func(t *testing.T) {
+	t.Run("gradient-protocol §4.1 as_dialed 401 reaches the dialer", func(t *testing.T) {
 		d, dOut := session.NewDialer(session.DialerConfig{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "stale")}})
 		w, wOut := session.NewDialed(session.DialedConfig{WorkerID: workerID})
 		accepted := sessiontest.ServerTokens{ByPeer: map[string]string{"proj-a": "ta"}}
@@ -131,8 +133,8 @@ func TestRejectionsReachTheOtherSide(t *testing.T) {
 }
 
 func TestReauthAcrossThePair(t *testing.T) {
-	// §4.3: a new registration (server trigger) and a peers-file change (worker trigger) both
-	// end in AuthUpdate on both sides, and the grants only grow.
+	// gradient-protocol §4.3: a new registration (server trigger) and a peers-file change
+	// (worker trigger) both end in AuthUpdate on both sides, and the grants only grow.
 	dir := directory()
 	pair := inboundPair(t, dir, session.NewPeerTokens([]wire.PeerToken{tok("proj-a", "ta")}))
 	dir.Register(workerID, sessiontest.Project("proj-c"), "tc")
@@ -157,8 +159,8 @@ func TestReauthAcrossThePair(t *testing.T) {
 }
 
 func TestServerDialedReauthRedials(t *testing.T) {
-	// §4.3: a server-dialed reauth finding a new registration with a stored token closes the
-	// session, so the next dial carries that token.
+	// gradient-protocol §4.3: a server-dialed reauth finding a new registration with a stored
+	// token closes the session, so the next dial carries that token.
 	dir := sessiontest.NewDirectory()
 	dir.Register(workerID, withDialToken(sessiontest.Project("proj-a")), "ta")
 	d, dOut := session.NewDialer(session.DialerConfig{WorkerID: workerID, Tokens: []wire.PeerToken{tok("proj-a", "ta")}})

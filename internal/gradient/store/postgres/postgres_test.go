@@ -109,5 +109,5 @@ func TestOpenRejectsBadURL(t *testing.T) {
 	}
 }
 
-// BenchmarkClaimWith1000Queued is issue 6's job-assignment latency on PostgreSQL.
+// BenchmarkClaimWith1000Queued is the job-assignment latency on PostgreSQL.
 func BenchmarkClaimWith1000Queued(b *testing.B) { storetest.BenchmarkClaim(b, open, 1000) }

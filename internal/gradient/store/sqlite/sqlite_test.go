@@ -42,6 +42,6 @@ func TestReopenKeepsStateAndSchema(t *testing.T) {
 	}
 }
 
-// BenchmarkClaimWith1000Queued is issue 6's job-assignment latency on the embedded backend
+// BenchmarkClaimWith1000Queued is the job-assignment latency on the embedded backend
 // (goal: p99 < 50 ms).
 func BenchmarkClaimWith1000Queued(b *testing.B) { storetest.BenchmarkClaim(b, open, 1000) }

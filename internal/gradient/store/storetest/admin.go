@@ -129,7 +129,7 @@ var adminTests = []test{
 }
 
 // workerIDExclusivityUnderConcurrency: a registration and a team worker racing for one
-// worker ID never both win (§4.2).
+// worker ID never both win (gradient-protocol §4.2).
 func workerIDExclusivityUnderConcurrency(t *testing.T, e *env) {
 	team := must(e.s.CreateTeam(e.ctx, "ops"))
 	for i := range 8 {

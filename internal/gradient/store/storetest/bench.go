@@ -10,9 +10,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// BenchmarkClaim measures the job-assignment path of issue 6 — RequestJob to AssignJob is
-// Candidates then Claim — with queued builds waiting. Each iteration declines its claim
-// (untimed) so the queue stays full. It reports p50 and p99 in milliseconds.
+// BenchmarkClaim measures the job-assignment path (gradient-server §6.1) — RequestJob to
+// AssignJob is Candidates then Claim — with queued builds waiting. Each iteration
+// declines its claim (untimed) so the queue stays full. It reports p50 and p99 in
+// milliseconds.
 func BenchmarkClaim(b *testing.B, open Opener, queued int) {
 	ctx := context.Background()
 	s := open(b)
@@ -43,7 +44,7 @@ func BenchmarkClaim(b *testing.B, open Opener, queued int) {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // claimNext is what the server does on RequestJob: the candidates, then claims in order,
-// up to 3 lost races (§6.1).
+// up to 3 lost races (gradient-server §6.1).
 func claimNext(ctx context.Context, s store.Store, q store.CandidateQuery) (store.Assignment, error) {
 	cs, err := s.Candidates(ctx, q)
 	if err != nil {

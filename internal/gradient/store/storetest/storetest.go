@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every store.Store backend passes: each rule the
-// store keeps (spec §4.2, §6, §7.3, §9) is a subtest that cites its section. A backend's test
-// calls Run with a function that opens a fresh, empty, migrated store.
+// store keeps (gradient-protocol §4.2, gradient-server §6, gradient-protocol §7.3,
+// gradient-server §9) is a subtest that cites its section. A backend's test calls Run with a
+// function that opens a fresh, empty, migrated store.
 package storetest
 
 import (

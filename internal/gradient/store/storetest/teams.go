@@ -10,7 +10,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// teamTests cover the reads the API needs to manage team workers (spec §4.2).
+// teamTests cover the reads the API needs to manage team workers
+// (gradient-protocol §4.2).
 var teamTests = []test{
 	{"TeamsAreListedByName/4.2", func(t *testing.T, e *env) {
 		if got := must(e.s.ListTeams(e.ctx)); len(got) != 0 {

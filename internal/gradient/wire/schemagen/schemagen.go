@@ -1,6 +1,6 @@
-// Package schemagen keeps a directory of schema files (v{N}.txt, spec §2.3) in step with the
-// code: it writes the file of every supported version that has none, deletes files below the
-// oldest supported version, and never rewrites an existing file. It backs the
+// Package schemagen keeps a directory of schema files (v{N}.txt, gradient-protocol §2.3) in
+// step with the code: it writes the file of every supported version that has none, deletes
+// files below the oldest supported version, and never rewrites an existing file. It backs the
 // gradient-wire-schema command.
 package schemagen
 

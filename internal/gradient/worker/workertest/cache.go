@@ -82,7 +82,8 @@ func (ss *Session) cacheQuery(q *wire.CacheQuery) {
 	ss.send(status)
 }
 
-// pulled is a cached path's Pull answer: references as full store paths (spec §7.2).
+// pulled is a cached path's Pull answer: references as full store paths
+// (gradient-protocol §7.2).
 func pulled(e *Entry) wire.CachedPath {
 	refs := make([]string, len(e.References))
 	for i, r := range e.References {
@@ -168,7 +169,8 @@ func (ss *Session) uploadFinished(m *wire.UploadFinished) {
 	}
 }
 
-// finishUpload checks the upload as the real server must (spec §7.3) and stores it.
+// finishUpload checks the upload as the real server must (gradient-protocol §7.3) and
+// stores it.
 func (ss *Session) finishUpload(m *wire.UploadFinished) {
 	ss.mu.Lock()
 	u := ss.uploads[m.RequestID]
@@ -223,7 +225,7 @@ func verify(compressed []byte, meta *wire.NarUploadMetadata) error {
 	return nil
 }
 
-// chunkSize is the NarPush payload (spec §1.3 BULK_CHUNK_SIZE).
+// chunkSize is the NarPush payload (gradient-protocol §1.3 BULK_CHUNK_SIZE).
 const chunkSize = 512 << 10
 
 func (ss *Session) serveNars(jobID string, paths []string) {

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultHandshakeTimeout bounds a proof whose context has no deadline
-// (the consensus handshake's 5 s, spec pace-node-and-kv.md §7.3).
+// (the consensus handshake's 5 s, pace-consensus §7.3).
 const DefaultHandshakeTimeout = 5 * time.Second
 
 // readBufferSize is the client's read buffer: replies to REGISTER and

@@ -1,5 +1,5 @@
 // Package sealedconn puts the node proof of package nodeproof on sockets
-// (spec pace-wire-and-client.md §1.15.4, pace-node-and-kv.md §8.3).
+// (pace-wire §1.15.4, pace-node §8.3).
 //
 // Client side: Dial (or Client over a connection already open) runs
 // NODE-CHALLENGE and PROVE-NODE and returns a Conn whose Do sends a sealed

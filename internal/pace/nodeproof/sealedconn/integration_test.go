@@ -14,8 +14,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// §8.3 end to end over TCP with the real frame server: the node proves,
-// then every request and reply is sealed, small and large alike.
+// pace-node §8.3 end to end over TCP with the real frame server: the node
+// proves, then every request and reply is sealed, small and large alike.
 func TestProvenConnectionCarriesSealedRequestsAndReplies(t *testing.T) {
 	s := startScheduler(t)
 	c := dial(t, s.addr, s.config("n2", nodeKey))
@@ -101,7 +101,8 @@ func TestDiallerRefusesARevokedScheduler(t *testing.T) {
 	}
 }
 
-// §7.6: a forget reaches open proven connections at their next message.
+// pace-consensus §7.6: a forget reaches open proven connections at their next
+// message.
 func TestRevocationStopsAProvenConnectionAtItsNextRequest(t *testing.T) {
 	s := startScheduler(t)
 	c := dial(t, s.addr, s.config("n2", nodeKey))

@@ -144,7 +144,7 @@ func (s *Store) FailBuild(ctx context.Context, assignmentID string, f store.Buil
 	return out, err
 }
 
-// applyBuildFailure is the §6.4 table.
+// applyBuildFailure is the gradient-server §6.4 table.
 func (s *Store) applyBuildFailure(ctx context.Context, tx Tx, c *change, buildID string, f store.BuildFailure) error {
 	switch f.Kind {
 	case store.FailCanceled, store.FailSubstituteUnavailable:
@@ -164,7 +164,7 @@ func (s *Store) applyBuildFailure(ctx context.Context, tx Tx, c *change, buildID
 }
 
 // requeueBuild puts a build back to Queued; countLoss bumps its lost-worker streak, any other
-// outcome ends the streak (§6.5: losses "in a row").
+// outcome ends the streak (gradient-server §6.5: losses "in a row").
 func requeueBuild(ctx context.Context, tx Tx, c *change, buildID string, countLoss bool) error {
 	streak := "0"
 	if countLoss {

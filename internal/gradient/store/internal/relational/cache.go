@@ -9,7 +9,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// maxLookupPaths is spec §7.2's cap on one CacheQuery.
+// maxLookupPaths is gradient-protocol §7.2's cap on one CacheQuery.
 const maxLookupPaths = 1000
 
 // PutCachedPath implements store.CachedPaths.

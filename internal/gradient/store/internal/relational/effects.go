@@ -37,8 +37,8 @@ func (c *change) closed(a assignment) {
 	c.Closed = append(c.Closed, store.OpenAssignment{AssignmentID: a.id, Job: a.job(), WorkerID: a.workerID})
 }
 
-// settle derives the terminal status of the evaluations needing the touched builds (§6.4,
-// last paragraph) and returns the effects.
+// settle derives the terminal status of the evaluations needing the touched builds
+// (gradient-server §6.4, last paragraph) and returns the effects.
 func (s *Store) finish(ctx context.Context, tx Tx, c *change) (store.Effects, error) {
 	evals, err := evaluationsNeeding(ctx, tx, c.touched)
 	if err != nil {
@@ -105,8 +105,8 @@ func (s *Store) settleEvaluation(ctx context.Context, tx Tx, c *change, evalID s
 }
 
 // cascadeDependencyFailed marks DependencyFailed every unstarted build that transitively needs
-// one of the derivations, across evaluations (§6.4 Permanent, Timeout). Building builds are
-// left to finish: they started with their inputs present.
+// one of the derivations, across evaluations (gradient-server §6.4 Permanent, Timeout).
+// Building builds are left to finish: they started with their inputs present.
 func cascadeDependencyFailed(ctx context.Context, tx Tx, c *change, derivationIDs []string) error {
 	for _, part := range chunks(derivationIDs, inChunk) {
 		args := append([]any{c.now}, stringArgs(part)...)

@@ -37,7 +37,7 @@ func (s *Store) queueBatch(ctx context.Context, tx Tx, c *change, g *batchGraph)
 // whole known closure (build_job), and returns the builds newly linked. The walk stops at
 // derivations already linked to the evaluation: their closure was linked with them. Linking
 // the closure is what lets an evaluation's status be derived from its own builds even when
-// the worker skipped known subtrees (§6.2 step 5).
+// the worker skipped known subtrees (gradient-server §6.2 step 5).
 func linkClosure(ctx context.Context, tx Tx, evalID string, derivationIDs []string) ([]string, error) {
 	var out []string
 	for _, part := range chunks(derivationIDs, inChunk) {
@@ -126,8 +126,8 @@ func reviveAborted(ctx context.Context, tx Tx, c *change, buildIDs []string) err
 }
 
 // doomNeedingFailed fails (DependencyFailed) the Created builds among buildIDs that need a
-// build that failed for good, and everything needing them (§6.4 cascade, for builds that
-// arrive after the failure).
+// build that failed for good, and everything needing them (gradient-server §6.4 cascade, for
+// builds that arrive after the failure).
 func doomNeedingFailed(ctx context.Context, tx Tx, c *change, buildIDs []string) error {
 	var doomed []string
 	for _, part := range chunks(buildIDs, inChunk) {

@@ -7,10 +7,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// inputsUnavailable handles §6.4 InputsUnavailable: the cache rows of the missing paths are
-// stale, so they are demoted, the builds that produced them run again, and the failing build
-// waits for them (Created) or, when nothing produces them, is queued again. After
-// Policy.InputsUnavailableLimit loops the build fails for good.
+// inputsUnavailable handles gradient-server §6.4 InputsUnavailable: the cache rows of the
+// missing paths are stale, so they are demoted, the builds that produced them run again, and
+// the failing build waits for them (Created) or, when nothing produces them, is queued
+// again. After Policy.InputsUnavailableLimit loops the build fails for good.
 func (s *Store) inputsUnavailable(ctx context.Context, tx Tx, c *change, buildID string, missing []string) error {
 	var loops int
 	if err := tx.QueryRow(ctx, `UPDATE build SET inputs_loops = inputs_loops + 1 WHERE id = $1 RETURNING inputs_loops`,

@@ -8,7 +8,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
-// AbandonWorker implements store.Dispatch (§6.5 lost worker).
+// AbandonWorker implements store.Dispatch (gradient-server §6.5 lost worker).
 func (s *Store) AbandonWorker(ctx context.Context, workerID, reason string) (store.Effects, error) {
 	var out store.Effects
 	err := s.write(ctx, "abandon worker", func(tx Tx) error {
@@ -92,7 +92,7 @@ func (s *Store) lostEvaluation(ctx context.Context, tx Tx, c *change, evalID str
 	return requeueEvaluation(ctx, tx, c, evalID)
 }
 
-// RecoverInterruptedWork implements store.Store (§6.6).
+// RecoverInterruptedWork implements store.Store (gradient-server §6.6).
 func (s *Store) RecoverInterruptedWork(ctx context.Context) (store.Recovery, error) {
 	var out store.Recovery
 	err := s.write(ctx, "recover interrupted work", func(tx Tx) error {

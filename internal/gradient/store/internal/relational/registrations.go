@@ -51,8 +51,9 @@ func peerKind(ctx context.Context, tx Tx, peerID string) (session.PeerKind, erro
 	return session.PeerProject, nil
 }
 
-// workerIDFree refuses a worker ID the other owner kind holds (§4.2). Under serializable
-// isolation the read conflicts with a concurrent insert of the same ID into the other table.
+// workerIDFree refuses a worker ID the other owner kind holds (gradient-protocol §4.2).
+// Under serializable isolation the read conflicts with a concurrent insert of the same ID
+// into the other table.
 func workerIDFree(ctx context.Context, tx Tx, other, workerID string) error {
 	var n int
 	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM `+other+` WHERE worker_id = $1`, workerID).Scan(&n); err != nil {

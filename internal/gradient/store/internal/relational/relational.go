@@ -1,8 +1,9 @@
-// Package relational implements store.Store once, on the relational model of spec §9, for
-// every backend: a backend supplies a DB (its driver, transactions and retry) and its
-// migrations, and gets the same rules. SQL here is the common subset of SQLite and
-// PostgreSQL (RETURNING, ON CONFLICT, recursive CTEs, partial indexes); values cross as
-// strings, integers, booleans, bytes and times, which each backend maps to its column types.
+// Package relational implements store.Store once, on the relational model of
+// gradient-server §9, for every backend: a backend supplies a DB (its driver, transactions
+// and retry) and its migrations, and gets the same rules. SQL here is the common subset of
+// SQLite and PostgreSQL (RETURNING, ON CONFLICT, recursive CTEs, partial indexes); values
+// cross as strings, integers, booleans, bytes and times, which each backend maps to its
+// column types.
 package relational
 
 import (
@@ -36,7 +37,8 @@ func (s *Store) Close() error { return s.db.Close() }
 // clock is the store's current time, at the precision both backends keep (microseconds).
 func (s *Store) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
 
-// newID mints a UUIDv7: time-ordered, so "smaller job ID first" (§6.1) is FIFO.
+// newID mints a UUIDv7: time-ordered, so "smaller job ID first" (gradient-server §6.1) is
+// FIFO.
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // validID reports whether s is a UUID; other strings cannot name a row (and would make

@@ -1,5 +1,5 @@
--- gradient server state, spec §9 (PostgreSQL). IDs are uuid, times timestamptz, lists jsonb
--- arrays. Status numbers are pinned by §9:
+-- gradient server state, gradient-server §9 (PostgreSQL). IDs are uuid, times timestamptz,
+-- lists jsonb arrays. Status numbers are pinned by gradient-server §9:
 --   build.status:          Created 0, Queued 1, Building 2, Completed 3, FailedPermanent 4,
 --                          Aborted 5, DependencyFailed 6, Substituted 7, FailedTransient 8,
 --                          FailedTimeout 9
@@ -201,7 +201,7 @@ CREATE TABLE build (
     dispatched_at      TIMESTAMPTZ,
     updated_at         TIMESTAMPTZ NOT NULL
 );
--- The candidate scan of §6.1: startable builds in job-ID order.
+-- The candidate scan of gradient-server §6.1: startable builds in job-ID order.
 CREATE INDEX build_startable ON build(id) WHERE status IN (1, 8);
 
 CREATE TABLE build_job (
