@@ -9,7 +9,7 @@ import (
 
 // Problem is something wrong with this machine's Nix set-up rather than with a job: no build
 // users, no writable store, no shell in the sandbox, a full disk, nix missing. A job that hits
-// one is the worker's failure, not the job's (gradient-server §6.4).
+// one is the worker's failure, not the job's (gradient-server §6.4.1).
 type Problem struct {
 	What string // what is wrong, in the words Nix used where it said
 	Fix  string // how an operator fixes it

@@ -192,7 +192,7 @@ func (r *run) report(ctx context.Context, err error) {
 
 // setupFailure reports a failure that comes from this machine's Nix set-up as the worker's,
 // not the job's: Canceled, which the server re-queues without spending an attempt and counts
-// against the worker (gradient-server §6.4), with the problem and its fix as the error. The
+// against the worker (gradient-server §6.4.1), with the problem and its fix as the error. The
 // worker probes again, and offers what works.
 func (r *run) setupFailure(err error, f *wire.JobFailed) bool {
 	p, ok := nixexec.Environmental(err)
