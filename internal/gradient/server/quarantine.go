@@ -70,18 +70,12 @@ func (w *worker) quarantineReason() string {
 	return cmp.Or(w.srv.quarantine.reason(w.id), w.unavailable.String())
 }
 
-// isSetupFailure: a JobFailed that counts against the worker rather than the job.
-func (w *worker) isSetupFailure(m *wire.JobFailed) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return m.Kind == wire.BuildFailureKindCanceled && !w.draining
-}
-
 // countFailure feeds a JobFailed to the worker's run of set-up failures; the one that
-// quarantines it ends the session.
-func (w *worker) countFailure(m *wire.JobFailed) {
+// quarantines it ends the session. draining is whether the worker had sent Draining before
+// this report (its Canceled reports are then a stop, not a set-up failure).
+func (w *worker) countFailure(m *wire.JobFailed, draining bool) {
 	q := w.srv.quarantine
-	if !w.isSetupFailure(m) {
+	if m.Kind != wire.BuildFailureKindCanceled || draining {
 		q.jobEnded(w.id)
 		return
 	}

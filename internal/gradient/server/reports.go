@@ -13,21 +13,21 @@ import (
 // applyReports applies the session's reports in arrival order until the queue closes.
 func (w *worker) applyReports() {
 	for r := range w.reports {
-		if err := w.apply(w.srv.ctx, r.msg); err != nil {
+		if err := w.apply(w.srv.ctx, r); err != nil {
 			w.srv.counters.ReportsFailed.Add(1)
 			w.log.Warn("applying a report", "type", fmt.Sprintf("%T", r.msg), "err", err)
 		}
 	}
 }
 
-func (w *worker) apply(ctx context.Context, m wire.ClientMessage) error {
-	switch m := m.(type) {
+func (w *worker) apply(ctx context.Context, r report) error {
+	switch m := r.msg.(type) {
 	case *wire.JobUpdate:
 		return w.applyUpdate(ctx, m)
 	case *wire.JobCompleted:
 		return w.applyCompleted(ctx, m)
 	case *wire.JobFailed:
-		return w.applyFailed(ctx, m)
+		return w.applyFailed(ctx, m, r.draining)
 	case *wire.AssignJobResponse:
 		return w.applyResponse(ctx, m)
 	case *wire.LogChunk:
@@ -39,7 +39,7 @@ func (w *worker) apply(ctx context.Context, m wire.ClientMessage) error {
 	case *wire.WorkerCapabilities:
 		return w.applyCapabilities(ctx, m)
 	}
-	return fmt.Errorf("no applier for %T", m)
+	return fmt.Errorf("no applier for %T", r.msg)
 }
 
 // stale counts and drops a report for an assignment this session did not hand out.
@@ -116,7 +116,8 @@ func (w *worker) applyCompleted(ctx context.Context, m *wire.JobCompleted) error
 	return ignoreStale(err, job)
 }
 
-func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
+// applyFailed applies a JobFailed; draining is whether the worker had sent Draining before it.
+func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed, draining bool) error {
 	job, ok := w.assignmentOf(m.JobID, m.AssignmentID)
 	if !ok {
 		return w.stale(m.JobID, m.AssignmentID)
@@ -126,10 +127,10 @@ func (w *worker) applyFailed(ctx context.Context, m *wire.JobFailed) error {
 	}
 	defer w.forget(m.AssignmentID)
 	eff, err := w.failJob(ctx, job, m.AssignmentID, failure(m))
-	w.srv.counters.JobsFailed.Add(1)
 	w.log.Info("job failed", "job", job, "kind", m.Kind, "error", m.Error)
 	w.srv.Apply(ctx, eff)
-	w.countFailure(m)
+	w.countFailure(m, draining)
+	w.srv.counters.JobsFailed.Add(1) // last: whoever reads it sees the report's whole effect
 	return ignoreStale(err, job)
 }
 

@@ -51,13 +51,21 @@ func (w *worker) route(m wire.ClientMessage) error {
 }
 
 // report is one queued message for the applier.
-type report struct{ msg wire.ClientMessage }
+// report is one queued report, with whether the worker had sent Draining when it arrived: the
+// applier runs behind the read loop, which acts on Draining at once.
+type report struct {
+	msg      wire.ClientMessage
+	draining bool
+}
 
 // enqueue hands a report to the applier; a full queue holds the read loop back (the
 // worker's frames wait in the socket, in order).
 func (w *worker) enqueue(m wire.ClientMessage) error {
+	w.mu.Lock()
+	r := report{msg: m, draining: w.draining}
+	w.mu.Unlock()
 	select {
-	case w.reports <- report{msg: m}:
+	case w.reports <- r:
 		return nil
 	case <-w.ctx.Done():
 		return w.ctx.Err()
