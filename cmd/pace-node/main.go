@@ -1,6 +1,8 @@
 // Command pace-node runs one machine's part of a pace fleet on one port: this machine's private
 // cache tier, the compile worker, the scheduler while it leads, node proof and machine tickets;
-// consensus beside it. One-shot verbs (--print-surfaces, --print-identity) print and exit.
+// consensus beside it. One-shot verbs (--print-surfaces, --print-identity) print and exit;
+// operator verbs (--cluster-status, --cluster-admit, --cluster-admit-learner, --cluster-forget,
+// --cluster-set) go to --scheduler, this machine's node by default, which follows not-leader.
 //
 // Exit status: 0 after a clean stop; 2 for a configuration it refuses (naming the rule); 75
 // when a stop abandoned running compiles at --drain-timeout; 1 for any other failure.
@@ -15,6 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clusterctl"
 	"github.com/buildfleet/buildfleet/internal/pace/identity"
 	"github.com/buildfleet/buildfleet/internal/pace/node"
 )
@@ -35,13 +38,39 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "pace-node:", err)
 		return 2
 	}
+	verb, isVerb, err := cfg.OperatorVerb()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 2
+	}
 	switch {
+	case isVerb:
+		return operatorVerb(cfg, verb)
 	case cfg.PrintSurfaces:
 		return node.NewPlan(cfg, node.MachineEnv()).PrintSurfaces(os.Stdout)
 	case cfg.PrintIdentity:
 		return printIdentity(cfg)
 	}
 	return serve(cfg, args)
+}
+
+// operatorVerb sends one cluster verb to --scheduler (this machine's node by default) and
+// prints the answer; a refusal exits 1 with the leader's sentence.
+func operatorVerb(cfg node.Config, verb clusterctl.Verb) int {
+	local := node.LocalNodeAddr(cfg)
+	opts := clusterctl.Options{Schedulers: cfg.Schedulers, LocalNode: local}
+	if len(opts.Schedulers) == 0 {
+		opts.Schedulers = []string{local}
+	}
+	a, err := clusterctl.Send(context.Background(), opts, verb)
+	if err == nil {
+		err = clusterctl.Print(os.Stdout, verb, a)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 1
+	}
+	return 0
 }
 
 func printIdentity(cfg node.Config) int {

@@ -81,3 +81,13 @@ func routedFrom() (string, error) {
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }
+
+// LocalNodeAddr is where a process on this machine reaches its own node: loopback, on the
+// --listen-node port. Operator verbs default to it, and ask it for machine tickets.
+func LocalNodeAddr(c Config) string {
+	port := c.ListenNode
+	if i := strings.LastIndexByte(port, ':'); i >= 0 {
+		port = port[i+1:]
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}

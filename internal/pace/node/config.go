@@ -1,6 +1,11 @@
 package node
 
-import "github.com/buildfleet/buildfleet/internal/pace/worker"
+import (
+	"fmt"
+
+	"github.com/buildfleet/buildfleet/internal/pace/clusterctl"
+	"github.com/buildfleet/buildfleet/internal/pace/worker"
+)
 
 // Config is everything pace-node's flags and --config file set (pace-node §3.1).
 type Config struct {
@@ -24,6 +29,13 @@ type Config struct {
 	// One-shot verbs.
 	PrintSurfaces bool
 	PrintIdentity bool
+	// Operator verbs (pace-node §3.2), sent to Schedulers; at most one per invocation.
+	Schedulers          []string
+	ClusterStatus       bool
+	ClusterAdmit        string
+	ClusterAdmitLearner string
+	ClusterForget       string
+	ClusterSet          string
 
 	// set records which flags were given explicitly (command line or file), by flag name.
 	set map[string]bool
@@ -46,3 +58,37 @@ var workerOnly = []string{"toolchain", "allow-compile-arg", "drain-timeout", "no
 var retired = []string{"raft-peer", "raft-join", "cluster-id", "serve-scheduler", "listen-scheduler",
 	"listen-cache", "fleet-member", "scheduler-token-file", "cluster-admit-client",
 	"cluster-forget-client", "cluster-key-file", "voter-key", "enroll-from", "cluster-admit-worker"}
+
+// OperatorVerb is the cluster verb the command line names, if any; more than one is refused.
+func (c Config) OperatorVerb() (clusterctl.Verb, bool, error) {
+	var verbs []func() (clusterctl.Verb, error)
+	if c.ClusterStatus {
+		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Status(), nil })
+	}
+	if c.set["cluster-admit"] {
+		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmit, false) })
+	}
+	if c.set["cluster-admit-learner"] {
+		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmitLearner, true) })
+	}
+	if c.set["cluster-forget"] {
+		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Forget(c.ClusterForget) })
+	}
+	if c.set["cluster-set"] {
+		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Set(c.ClusterSet) })
+	}
+	switch len(verbs) {
+	case 0:
+		if len(c.Schedulers) > 0 {
+			return clusterctl.Verb{}, false, fmt.Errorf("%w: --scheduler names where an operator verb goes (--cluster-status, --cluster-admit, …); a serving node finds its scheduler from its formation record", ErrUsage)
+		}
+		return clusterctl.Verb{}, false, nil
+	case 1:
+		v, err := verbs[0]()
+		if err != nil {
+			return v, true, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		return v, true, nil
+	}
+	return clusterctl.Verb{}, true, fmt.Errorf("%w: one operator verb at a time", ErrUsage)
+}

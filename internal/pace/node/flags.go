@@ -36,6 +36,15 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&c.PrintSurfaces, "print-surfaces", false, "print every port this configuration binds, judge it, exit")
 	fs.BoolVar(&c.PrintIdentity, "print-identity", false, "mint or read this node's identity, print it, exit")
+	fs.Func("scheduler", "operator verbs go to this `host:port` (repeatable, tried in order; default this machine's node)", func(v string) error {
+		c.Schedulers = append(c.Schedulers, v)
+		return nil
+	})
+	fs.BoolVar(&c.ClusterStatus, "cluster-status", false, "print the fleet's members, seats, endpoints, keys and settings, as the leader sees them")
+	fs.StringVar(&c.ClusterAdmit, "cluster-admit", "", "admit `<id>=<host>:<port>[@<key>]` as a voter (a learner first, promoted once caught up), promote a learner, or record a move")
+	fs.StringVar(&c.ClusterAdmitLearner, "cluster-admit-learner", "", "admit `<id>=<host>:<port>[@<key>]` as a learner, or demote a voter")
+	fs.StringVar(&c.ClusterForget, "cluster-forget", "", "remove member `id` and revoke its key, in one entry")
+	fs.StringVar(&c.ClusterSet, "cluster-set", "", "set a replicated setting `name=value` (fleet-open, lease-lifetime)")
 	for _, name := range retired {
 		fs.Func(name, "retired", func(string) error { return fmt.Errorf("--%s is retired and not accepted", name) })
 	}

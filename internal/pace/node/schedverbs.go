@@ -152,7 +152,18 @@ func receipt(cmd fleet.Command) []byte {
 		}
 		return wire.AppendStringField(wire.AppendStringField(wire.AppendStringField(nil, a.ID), a.RaftEndpoint), key)
 	}
-	return wire.AppendStringField(nil, fmt.Sprintf("applied: %+v", cmd))
+	return wire.AppendStringField(nil, describe(cmd))
+}
+
+// describe says what a committed change did, for the operator's receipt.
+func describe(cmd fleet.Command) string {
+	switch c := cmd.(type) {
+	case fleet.Set:
+		return fmt.Sprintf("set %s=%s", c.Name, c.Value)
+	case fleet.Forget:
+		return fmt.Sprintf("forgot member %s and revoked the key it held", c.ID)
+	}
+	return fmt.Sprintf("applied %T", cmd)
 }
 
 // clusterStatus renders CLUSTER-STATUS: members, settings, and every settable key.
