@@ -3,6 +3,7 @@ package consensus
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -23,6 +24,9 @@ type loopState struct {
 	unappended    []*proposal          // proposed since the last Ready
 	announcedTerm uint64               // the term in which this leader last announced itself
 	campaigned    bool                 // the one campaign a sole voter starts once it has caught up
+
+	ticksSincePromotion int                  // safety.go: promotions are looked for every promotionRecheck ticks
+	promotionWaits      map[string]time.Time // member id -> when its wait was last logged
 }
 
 // raftMaxMsgSize and raftMaxUncommitted bound what one append carries and
@@ -96,6 +100,7 @@ func (n *Node) run() {
 			return
 		case <-n.cfg.Ticks:
 			n.loop.rn.Tick()
+			n.promoteCaughtUp()
 		case m := <-n.inbox:
 			n.stepInbound(m)
 		case p := <-n.props:

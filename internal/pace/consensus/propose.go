@@ -68,6 +68,10 @@ func (n *Node) propose(p *proposal) {
 			p.done <- ErrMembershipBusy
 			return
 		}
+		if err := n.checkQuorumAfter(change); err != nil {
+			p.done <- err
+			return
+		}
 		err = n.loop.rn.ProposeConfChange(&pb.ConfChange{Type: confChangeType(change.Op).Enum(), NodeId: new(change.RaftID), Context: data})
 	} else {
 		err = n.loop.rn.Propose(data)
