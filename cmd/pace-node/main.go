@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/buildfleet/buildfleet/internal/pace/clusterctl"
@@ -46,6 +47,11 @@ func run(args []string) int {
 	switch {
 	case isVerb:
 		return operatorVerb(cfg, verb)
+	case cfg.ClusterRecover:
+		return recoverCluster(cfg)
+	case len(cfg.RecoverForget) > 0:
+		fmt.Fprintln(os.Stderr, "pace-node: --cluster-recover-forget goes with --cluster-recover")
+		return 2
 	case cfg.PrintSurfaces:
 		return node.NewPlan(cfg, node.MachineEnv()).PrintSurfaces(os.Stdout)
 	case cfg.PrintIdentity:
@@ -71,6 +77,26 @@ func operatorVerb(cfg node.Config, verb clusterctl.Verb) int {
 		return 1
 	}
 	return 0
+}
+
+// recoverCluster is --cluster-recover, run with the node stopped.
+func recoverCluster(cfg node.Config) int {
+	rep, err := node.RecoverCluster(context.Background(), cfg, node.MachineEnv())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pace-node:", err)
+		return 1
+	}
+	fmt.Printf("cluster %s re-founded with this node as its only voter (snapshot at index %d, term %d)\n", rep.ClusterID, rep.Index, rep.Term)
+	fmt.Printf("forgotten (keys revoked): %s\nkept as learners: %s\n", orNone(rep.Forgotten), orNone(rep.Demoted))
+	fmt.Println("start the node again; promote the learners with --cluster-admit once they are back and caught up")
+	return 0
+}
+
+func orNone(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
 }
 
 func printIdentity(cfg node.Config) int {

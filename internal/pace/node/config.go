@@ -36,6 +36,10 @@ type Config struct {
 	ClusterAdmitLearner string
 	ClusterForget       string
 	ClusterSet          string
+	// Offline recovery (pace-consensus §7.7): with the node stopped, re-found the cluster with
+	// this node as its only voter, forgetting RecoverForget.
+	ClusterRecover bool
+	RecoverForget  []string
 
 	// set records which flags were given explicitly (command line or file), by flag name.
 	set map[string]bool

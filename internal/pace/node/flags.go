@@ -45,6 +45,11 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.ClusterAdmitLearner, "cluster-admit-learner", "", "admit `<id>=<host>:<port>[@<key>]` as a learner, or demote a voter")
 	fs.StringVar(&c.ClusterForget, "cluster-forget", "", "remove member `id` and revoke its key, in one entry")
 	fs.StringVar(&c.ClusterSet, "cluster-set", "", "set a replicated setting `name=value` (fleet-open, lease-lifetime)")
+	fs.BoolVar(&c.ClusterRecover, "cluster-recover", false, "with this node stopped, make it its cluster's only voter again (a quorum lost for good); other voters stay as learners")
+	fs.Func("cluster-recover-forget", "with --cluster-recover, also forget member `id` and revoke its key (repeatable)", func(v string) error {
+		c.RecoverForget = append(c.RecoverForget, v)
+		return nil
+	})
 	for _, name := range retired {
 		fs.Func(name, "retired", func(string) error { return fmt.Errorf("--%s is retired and not accepted", name) })
 	}

@@ -259,3 +259,15 @@ func onOff(b bool) string {
 	}
 	return "off"
 }
+
+// RecoverCluster is --cluster-recover: with the node stopped, it re-founds its cluster with
+// this node as the only voter (consensus.Recover), forgetting cfg.RecoverForget.
+func RecoverCluster(ctx context.Context, cfg Config, env Env) (consensus.RecoverReport, error) {
+	p := NewPlan(cfg, env)
+	id, err := identity.Load(p.StateDir, identity.Options{NodeID: cfg.NodeID})
+	if err != nil {
+		return consensus.RecoverReport{}, err
+	}
+	return consensus.Recover(ctx, consensus.Config{StateDir: p.StateDir, NodeID: id.NodeID, PublicKey: id.Key.Public(),
+		RaftEndpoint: p.RaftEndpoint, LockTimeout: time.Second}, cfg.RecoverForget)
+}
