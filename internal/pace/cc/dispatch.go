@@ -11,6 +11,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
+	"github.com/buildfleet/buildfleet/internal/pace/machineticket"
 	"github.com/buildfleet/buildfleet/internal/pace/toolchain"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
@@ -146,10 +147,13 @@ func (r *run) compileAt(ctx context.Context, g verbs.LeaseGrant, req verbs.Compi
 			ir.total = time.Now().Add(budget)
 			nc.SetWriteDeadline(ir.total)
 		}
-		if _, err := nc.Write(frame(wire.OpCompile, req.Append(nil))); err != nil {
-			return verbs.CompileReply{}, fmt.Errorf("sending to worker %s: %w", addr, err)
+		br := bufio.NewReaderSize(ir, 64<<10)
+		// The ticket names the endpoint the lease signs, which the worker knows as its own,
+		// whichever address reached it.
+		if err := sendWith(nc, br, r.credential(ctx, nc, g.Endpoint), machineticket.Request(wire.OpCompile, req.Append(nil))); err != nil {
+			return verbs.CompileReply{}, fmt.Errorf("worker %s: %w", addr, err)
 		}
-		_, payload, err := wire.ReadReply(bufio.NewReaderSize(ir, 64<<10), wire.OpCompile, r.maxObject(), nil)
+		_, payload, err := wire.ReadReply(br, wire.OpCompile, r.maxObject(), nil)
 		if err != nil {
 			return verbs.CompileReply{}, fmt.Errorf("worker %s: %w", addr, err)
 		}

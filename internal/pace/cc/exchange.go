@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/machineticket"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
@@ -21,10 +22,11 @@ func (r *run) exchange(ctx context.Context, addr string, op wire.Op, payload []b
 	if r.cfg.Timeout > 0 {
 		nc.SetDeadline(time.Now().Add(r.cfg.Timeout))
 	}
-	if _, err := nc.Write(frame(op, payload)); err != nil {
-		return 0, nil, fmt.Errorf("sending %s to %s: %w", op, addr, err)
+	br := bufio.NewReader(nc)
+	if err := sendWith(nc, br, r.credential(ctx, nc, addr), machineticket.Request(op, payload)); err != nil {
+		return 0, nil, fmt.Errorf("%s to %s: %w", op, addr, err)
 	}
-	return wire.ReadReply(bufio.NewReader(nc), op, wire.MaxReportReply, nil)
+	return wire.ReadReply(br, op, wire.MaxReportReply, nil)
 }
 
 func (r *run) dial(ctx context.Context, addr string) (net.Conn, error) {
@@ -34,13 +36,6 @@ func (r *run) dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("dialling %s: %w", addr, err)
 	}
 	return nc, nil
-}
-
-// frame is one whole request: header, then the payload of already-appended fields.
-func frame(op wire.Op, payload []byte) []byte {
-	out := wire.AppendRequestHeader(make([]byte, 0, wire.RequestHeaderLen+len(payload)),
-		wire.NewRequestHeader(op, uint32(len(payload))))
-	return append(out, payload...)
 }
 
 // idleReader reads a COMPILE's replies with two bounds: the whole exchange ends at total, and
