@@ -28,7 +28,13 @@ type registrar struct {
 	conn      *sealedconn.Conn
 	workerIDs map[string]string // fingerprint -> worker id the scheduler gave
 	endpoint  string            // the endpoint those registrations name
+	leader    string            // the leader those registrations are with
+	load      *loadSampler
 }
+
+// leaderCheckEvery is how often the registrar looks whether leadership moved, so a worker is
+// registered with a new leader within about a second, not at its next heartbeat.
+const leaderCheckEvery = time.Second
 
 func (r *registrar) run(ctx context.Context) {
 	if _, err := r.n.work.WaitSurvey(ctx); err != nil {
@@ -36,6 +42,8 @@ func (r *registrar) run(ctx context.Context) {
 	}
 	t := time.NewTicker(heartbeatEvery)
 	defer t.Stop()
+	check := time.NewTicker(leaderCheckEvery)
+	defer check.Stop()
 	for {
 		r.beat(ctx)
 		select {
@@ -45,7 +53,33 @@ func (r *registrar) run(ctx context.Context) {
 		case <-t.C:
 		case <-r.n.work.Changes():
 		case <-r.n.endpointMoved:
+		case <-check.C:
+			if !r.leaderMoved() {
+				continue
+			}
 		}
+	}
+}
+
+// leaderMoved reports a new leader, dropping the connection and the registrations made with
+// the old one: they are registered again with the new leader at once.
+func (r *registrar) leaderMoved() bool {
+	id, _ := r.n.cons.Leader()
+	if id == r.leader {
+		return false
+	}
+	r.n.log.Info("the leader moved: registering the worker with the new one", "from", r.leader, "to", id)
+	r.leader = id
+	r.drop()
+	r.workerIDs = map[string]string{}
+	return true
+}
+
+// drop closes the connection to the scheduler, if any.
+func (r *registrar) drop() {
+	if r.conn != nil {
+		r.conn.Close()
+		r.conn = nil
 	}
 }
 
@@ -71,6 +105,12 @@ func (r *registrar) ensureConn(ctx context.Context) error {
 	if addr == "" {
 		return errors.New("no leader is known")
 	}
+	r.leader, _ = r.n.cons.Leader()
+	return r.dial(ctx, addr)
+}
+
+// dial opens the proven, sealed connection to the scheduler at addr.
+func (r *registrar) dial(ctx context.Context, addr string) error {
 	conn, err := sealedconn.Dial(ctx, addr, sealedconn.Config{Prover: &nodeproof.Client{
 		ID: r.n.id.NodeID, Key: r.n.id.Key, Roster: liveRoster{r.n.cons}, Random: rand.Reader,
 	}, Counters: &r.n.proofCounters})
@@ -81,22 +121,41 @@ func (r *registrar) ensureConn(ctx context.Context) error {
 	return nil
 }
 
+// do sends one scheduler verb, following not-leader to the leader it names (two hops at
+// most: this node's view of who leads may lag). Any other failure drops the connection.
 func (r *registrar) do(ctx context.Context, op wire.Op, payload []byte) ([]byte, error) {
 	fields, err := splitPayload(op, payload)
-	if err == nil {
+	for hop := 0; err == nil; hop++ {
 		var body []byte
 		if _, body, err = r.conn.Do(ctx, op, fields...); err == nil {
 			return body, nil
+		}
+		var ref wire.Refusal
+		if !errors.As(err, &ref) || ref.Code != wire.CodeNotLeader || ref.Message == "" || hop == maxLeaderHops {
+			break
+		}
+		r.drop()
+		r.workerIDs = map[string]string{} // registrations are the old leader's
+		if err = r.dial(ctx, ref.Message); err != nil {
+			return nil, err
+		}
+		if op != wire.OpRegister {
+			return nil, errReregister // heartbeats name ids only the old leader gave
 		}
 	}
 	var ref wire.Refusal
 	if errors.As(err, &ref) && ref.Code == wire.CodeNoWorker {
 		r.workerIDs = map[string]string{} // the scheduler forgot us: register again
 	}
-	r.conn.Close()
-	r.conn = nil
+	r.drop()
 	return nil, err
 }
+
+// maxLeaderHops is how many not-leader answers the registrar follows in one verb.
+const maxLeaderHops = 2
+
+// errReregister ends a beat that found a new leader mid-heartbeat: the next beat registers.
+var errReregister = errors.New("the leader moved: registering again")
 
 func (r *registrar) registerAll(ctx context.Context) error {
 	endpoint := r.n.endpoint()
@@ -145,6 +204,7 @@ func (r *registrar) withdrawStale(ctx context.Context, endpoint string) error {
 func (r *registrar) heartbeat(ctx context.Context) error {
 	st := r.n.work.Status()
 	load := verbs.Load{Cordoned: st.Cordon != 1, CompileBudgetFull: st.BudgetLimited}
+	r.load.sample(&load, st.ScratchRoot)
 	for _, id := range r.workerIDs {
 		req := verbs.HeartbeatRequest{WorkerID: id, InFlight: uint32(st.InFlight), Load: load}
 		if _, err := r.do(ctx, wire.OpHeartbeat, req.Append(nil)); err != nil {

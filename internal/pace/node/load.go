@@ -1,0 +1,96 @@
+package node
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+)
+
+// loadSampler reads the host facts a heartbeat carries (pace-node §6.1): how busy the CPU has
+// been since the last heartbeat, available memory and free scratch space, so the scheduler
+// withdraws a machine busy with work that is not the fleet's. A figure it cannot read is left
+// absent, which the scheduler takes as unknown rather than idle.
+type loadSampler struct {
+	mu          sync.Mutex
+	busy, all   uint64 // the last /proc/stat cpu line's busy and total jiffies
+	readStat    func() ([]byte, error)
+	readMem     func() uint64
+	statScratch func(dir string) (uint64, bool)
+}
+
+func newLoadSampler() *loadSampler {
+	return &loadSampler{readStat: func() ([]byte, error) { return os.ReadFile("/proc/stat") },
+		readMem: memAvailable, statScratch: freeBytes}
+}
+
+// sample fills the host facts of a heartbeat's Load; scratch is the worker's scratch root.
+func (s *loadSampler) sample(l *verbs.Load, scratch string) {
+	if p, ok := s.cpuPermille(); ok {
+		l.CPUBusyPermille = verbs.Some(p)
+	}
+	if avail := s.readMem(); avail > 0 {
+		l.AvailableMemory = verbs.Some(avail)
+	}
+	if free, ok := s.statScratch(scratch); ok {
+		l.FreeScratch = verbs.Some(free)
+	}
+}
+
+// cpuPermille is the host's busy share since the previous call, 0..1000; false on the first
+// call or when /proc/stat is unreadable.
+func (s *loadSampler) cpuPermille() (uint32, bool) {
+	b, err := s.readStat()
+	if err != nil {
+		return 0, false
+	}
+	busy, all, ok := parseCPULine(b)
+	if !ok {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prevBusy, prevAll := s.busy, s.all
+	s.busy, s.all = busy, all
+	if prevAll == 0 || all <= prevAll || busy < prevBusy {
+		return 0, false
+	}
+	return uint32(min((busy-prevBusy)*1000/(all-prevAll), 1000)), true
+}
+
+// parseCPULine reads /proc/stat's first line: busy is everything but idle and iowait.
+func parseCPULine(b []byte) (busy, all uint64, ok bool) {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	fields := strings.Fields(string(line))
+	if len(fields) < 5 || fields[0] != "cpu" {
+		return 0, 0, false
+	}
+	var idle uint64
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		all += v
+		if i == 3 || i == 4 {
+			idle += v
+		}
+	}
+	return all - idle, all, true
+}
+
+// freeBytes is the space an unprivileged process may still write under dir.
+func freeBytes(dir string) (uint64, bool) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return st.Bavail * uint64(st.Bsize), true
+}
