@@ -66,6 +66,10 @@ func (n *Node) apply(ctx context.Context, next Plan) error {
 		}
 	}
 	n.LogLevel.Set(level.Level())
+	if n.tier != nil && cfg.RequirePass != n.plan.Cfg.RequirePass {
+		n.tier.SetUpstreamPassword(cfg.RequirePass)
+		n.log.Info("reload: the upstream cache password changed; new connections present it")
+	}
 	if wasOpen := n.flagFleetOpen.Swap(cfg.FleetOpen); wasOpen && !cfg.FleetOpen {
 		n.log.Warn("--fleet-open closed by reload", "admits", admissionPolicy(n))
 	}

@@ -63,12 +63,12 @@ func (p *connPool) takeIdle() *kvclient.Conn {
 
 func (p *connPool) dial(ctx context.Context) (*kvclient.Conn, error) {
 	p.mu.Lock()
-	closed := p.closed
+	closed, opts := p.closed, p.opts
 	p.mu.Unlock()
 	if closed {
 		return nil, errPoolClosed
 	}
-	c, err := kvclient.Dial(ctx, p.opts)
+	c, err := kvclient.Dial(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +95,18 @@ func (p *connPool) put(c *kvclient.Conn, err error) {
 		return
 	}
 	p.idle = append(p.idle, idleConn{c: c, since: p.now()})
+}
+
+// setPassword makes every connection dialled from now on present password (a reload of
+// --requirepass), and retires the idle ones, which authenticated with the old one.
+func (p *connPool) setPassword(password string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opts.Password = password
+	for _, ic := range p.idle {
+		p.forgetLocked(ic.c)
+	}
+	p.idle = nil
 }
 
 // discard closes c without returning it.

@@ -29,6 +29,7 @@ type Tier struct {
 	up     upstream    // nil without --upstream
 	window *downWindow // the same upstream, for its state; nil without --upstream
 	offers *offers     // nil without --upstream
+	kv     *kvUpstream // the pace-kv client, for a password reload; nil without one
 	c      counters
 
 	refusals refusalLog
@@ -55,10 +56,11 @@ func open(cfg Config, up upstream) (*Tier, error) {
 		local:    cfg.local(),
 		refusals: refusalLog{log: cfg.Logger, now: cfg.Now, every: refusalLogInterval}}
 	if up == nil && cfg.Upstream != "" {
-		up = newKVUpstream(newConnPool(kvclient.Options{
+		t.kv = newKVUpstream(newConnPool(kvclient.Options{
 			Addr: cfg.Upstream, ConnectTimeout: cfg.ConnectTimeout, Timeout: cfg.UpstreamTimeout,
 			Username: cfg.UpstreamUsername, Password: cfg.UpstreamPassword, MaxValue: cfg.MaxValue,
 		}, cfg.UpstreamConns, cfg.Now))
+		up = t.kv
 	}
 	if up != nil {
 		t.window = newDownWindow(up, cfg.DownWindow, cfg.Now, cfg.Logger, cfg.Upstream)
@@ -66,6 +68,14 @@ func open(cfg Config, up upstream) (*Tier, error) {
 		t.offers = newOffers(t.up, cfg.UpstreamConns, cfg.OfferQueue, cfg.OfferQueueBytes, t.offered)
 	}
 	return t, nil
+}
+
+// SetUpstreamPassword makes the tier present password to its pace-kv from the next exchange on
+// (SIGHUP with a changed --requirepass); without a pace-kv upstream it does nothing.
+func (t *Tier) SetUpstreamPassword(password string) {
+	if t.kv != nil {
+		t.kv.pool.setPassword(password)
+	}
 }
 
 // Serve answers FETCH, STORE and CACHE-DROP for the node's frame handler: it is a
