@@ -23,6 +23,9 @@ verbs:
   cache-store <key> <file>   store a file's bytes under key (wrapped as a compile-value object)
   cache-fetch <key>          print the object stored under key to standard output
   cache-drop <key>           remove key from the answering cache
+  explain-admission [<machine>]
+                             which routes would admit that machine (its member id or key) at the
+                             node at --addr, and why; without one, the asking connection
 `
 
 // ErrUsage reports a wrong invocation; the caller exits 2.
@@ -46,6 +49,8 @@ func Run(ctx context.Context, args []string, stdout io.Writer) error {
 		return cacheFetch(ctx, opts, rest[0], stdout)
 	case verb == "cache-drop" && len(rest) == 1:
 		return cacheDrop(ctx, opts, rest[0], stdout)
+	case verb == "explain-admission" && len(rest) <= 1:
+		return explainAdmission(ctx, opts.Addr, rest, stdout)
 	}
 	return ErrUsage
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/buildfleet/buildfleet/internal/pace/admission"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
@@ -63,13 +64,22 @@ func (n *Node) notAMember(v admission.Verdict) frameserver.Reply {
 	return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "%s", msg))
 }
 
-// explain answers EXPLAIN-ADMISSION about the asking connection (an empty subject), to
-// anyone: `[u8 verdict][u32 routes][u8 standing or empty][subject]` (pace-wire §1.13).
+// explain answers EXPLAIN-ADMISSION: `[u8 verdict][u32 routes][u8 standing or empty]
+// [subject]` (pace-wire §1.13). With an empty subject it explains the asking connection, to
+// anyone; about a machine (its member id or key text) it says how that machine would be
+// admitted when it presents its key from another machine, and answers members only.
 func (n *Node) explain(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	f, subject := n.facts(c), ""
 	if len(req.Fields[0]) != 0 {
-		return frameserver.Refuse(wire.Refuse(wire.CodeMalformedFrame, "this build explains the asking connection only; send an empty subject"))
+		if !n.admit(c).Identified {
+			n.counters.requestsRefusedNotAMember.Add(1)
+			return frameserver.Refuse(wire.Refuse(wire.CodeNotAMember, "explaining another machine's admission is answered to members of this cluster"))
+		}
+		var known bool
+		if f, subject, known = n.factsAbout(string(req.Fields[0])); !known {
+			return frameserver.Ok(explanation(1, 0, nil, string(req.Fields[0])))
+		}
 	}
-	f := n.facts(c)
 	v := admission.Decide(f)
 	verdict, standing := uint8(1), []byte(nil) // outsider
 	switch {
@@ -82,10 +92,38 @@ func (n *Node) explain(c *frameserver.Conn, req *frameserver.Request) frameserve
 	case v.Admitted:
 		verdict = 2
 	}
+	return frameserver.Ok(explanation(verdict, v.Routes, standing, subject))
+}
+
+func explanation(verdict uint8, routes admission.Route, standing []byte, subject string) []byte {
 	body := wire.AppendU8Field(nil, verdict)
-	body = wire.AppendU32Field(body, uint32(v.Routes))
+	body = wire.AppendU32Field(body, uint32(routes))
 	body = wire.AppendField(body, standing)
-	return frameserver.Ok(wire.AppendEmptyField(body))
+	return wire.AppendStringField(body, subject)
+}
+
+// factsAbout are the admission facts of a machine presenting its own key to this node from
+// another machine (by proof or by ticket): subject is a member id or a key in its text form.
+// known is false when the roster neither holds nor revoked it.
+func (n *Node) factsAbout(subject string) (f admission.Facts, id string, known bool) {
+	roster := n.cons.State() // one state for the whole answer
+	f.FleetOpen = n.fleetOpen()
+	if key, err := edkey.Parse(subject); err == nil {
+		if m, ok := roster.MemberByKey(key); ok {
+			subject = m.ID
+		} else if roster.Revoked(key) {
+			return admission.Facts{Revoked: true}, subject, true
+		}
+	}
+	if m, ok := roster.Member(subject); ok {
+		_, f.Voter = roster.VoterKey(subject)
+		f.Proven, f.Ticket, f.Loopback = true, true, subject == n.id.NodeID
+		return f, m.ID, true
+	}
+	if _, forgotten := roster.ForgottenKey(subject); forgotten {
+		return admission.Facts{Revoked: true}, subject, true
+	}
+	return f, subject, false
 }
 
 // mintTicket mints a machine ticket for a client on this machine (pace-wire §1.15.2):
