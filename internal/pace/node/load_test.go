@@ -10,7 +10,7 @@ import (
 func TestLoadSamplerReadsTheHostsBusyShareBetweenHeartbeats(t *testing.T) {
 	stats := []string{
 		"cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 2 3 4\n", // busy 200 of 1000
-		"cpu  400 0 100 1000 100 0 0 0 0 0\n",            // +300 busy of +600
+		"cpu  400 0 100 1000 100 0 0 0 0 0\n",              // +300 busy of +600
 	}
 	s := &loadSampler{
 		readStat: func() ([]byte, error) {
