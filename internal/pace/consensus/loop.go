@@ -107,6 +107,9 @@ func (n *Node) run() {
 			n.propose(p)
 		case fn := <-n.calls:
 			fn()
+			if n.Err() != nil {
+				return // the call failed the node (a join that could not finish)
+			}
 		}
 	}
 }
