@@ -49,6 +49,8 @@ func (n *Node) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.
 		if req.Op() == wire.OpExplainAdmission {
 			return n.explain(c, req)
 		}
+	case wire.FamilyFormation:
+		return n.fleetSummary(req)
 	}
 	return frameserver.RefuseCode(wire.CodeUnknownOpcode) // a component this build does not run
 }
