@@ -18,66 +18,70 @@ func (f forgingSigner) Sign(label string, fields ...[]byte) []byte {
 	return f.signs.Sign(label, fields...)
 }
 
+// ends are a handshake's two members.
+type ends struct{ acceptor, dialler *Member }
+
+// refusalCases are the rows of the refusal table of pace-consensus §7.3.6.
+var refusalCases = []struct {
+	name       string
+	setup      func() (ends, string) // the two ends and the target
+	acceptErr  error                 // nil: accepted by the acceptor
+	outcome    Outcome               // 0: closed without a verdict
+	dialErr    error
+	acceptorAt string // the acceptor's counter, "" for none
+	diallerAt  string // the dialler's counter, "" for none
+}{
+	{"stranger claims an unknown id", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v1", v1Key, r, 1), member("x9", strangerKey, r, 2)}, "v1"
+	}, ErrUnknownKey, 0, ErrEndedByAcceptor,
+		"connections_refused_unknown_key_total", "dials_ended_by_acceptor_total"},
+	{"impostor claims a member's id", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v1", v1Key, r, 1), member("v2", strangerKey, r, 2)}, "v1"
+	}, ErrBadProof, 0, ErrEndedByAcceptor,
+		"connections_refused_proof_total", "dials_ended_by_acceptor_total"},
+	{"forgotten member still dialling", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v1", v1Key, r, 1), member("r1", r1Key, r, 2)}, "v1"
+	}, ErrDiallerKeyRevoked, Revoked, ErrDiallerKeyRevoked,
+		"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
+	{"member whose key is revoked", func() (ends, string) {
+		r := newRoster().Revoke(v2Key.Public())
+		return ends{member("v1", v1Key, r, 1), member("v2", v2Key, r, 2)}, "v1"
+	}, ErrDiallerKeyRevoked, Revoked, ErrDiallerKeyRevoked,
+		"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
+	{"stale address: v3 answers where v2 was", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v3", v3Key, r, 1), member("l1", l1Key, r, 2)}, "v2"
+	}, ErrWrongTarget, WrongTarget, ErrWrongTarget,
+		"connections_refused_wrong_target_total", "dials_refused_wrong_target_total"},
+	{"copied state directory: one id and key on both ends", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v1", v1Key, r, 1), member("v1", v1Key, r, 2)}, "v2"
+	}, ErrOwnID, OwnID, ErrOwnID,
+		"connections_refused_own_id_total", "dials_refused_own_id_total"},
+	{"the dialler holds no key for the acceptor", func() (ends, string) {
+		dr := leasetest.NewRoster("c1").AddLearner("l1", l1Key.Public())
+		return ends{member("v1", v1Key, newRoster(), 1), member("l1", l1Key, dr, 2)}, "v1"
+	}, nil, Accepted, ErrAcceptorKeyUnknown,
+		"", "dials_refused_acceptor_key_unknown_total"},
+	{"impostor at a member's address", func() (ends, string) {
+		r := newRoster()
+		return ends{member("v1", strangerKey, r, 1), member("l1", l1Key, r, 2)}, "v1"
+	}, nil, Accepted, ErrAcceptorProof,
+		"", "dials_refused_acceptor_proof_total"},
+	{"removed machine still answering", func() (ends, string) {
+		return ends{member("v1", v1Key, newRoster(), 1), member("l1", l1Key, newRoster().Forget("v1"), 2)}, "v1"
+	}, nil, Accepted, ErrAcceptorKeyRevoked,
+		"", "dials_refused_acceptor_key_revoked_total"},
+}
+
 // pace-consensus §7.3.3, pace-consensus §7.3.6: each situation of the
 // refusal table is refused on each end as it says, with or without a
 // verdict, and counted under its own name on each end.
 func TestRefusalsOnBothEnds(t *testing.T) {
-	type ends struct{ acceptor, dialler *Member }
-	tests := []struct {
-		name       string
-		setup      func() (ends, string) // the two ends and the target
-		acceptErr  error                 // nil: accepted by the acceptor
-		outcome    Outcome               // 0: closed without a verdict
-		dialErr    error
-		acceptorAt string // the acceptor's counter, "" for none
-		diallerAt  string // the dialler's counter, "" for none
-	}{
-		{"stranger claims an unknown id", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v1", v1Key, r, 1), member("x9", strangerKey, r, 2)}, "v1"
-		}, ErrUnknownKey, 0, ErrEndedByAcceptor,
-			"connections_refused_unknown_key_total", "dials_ended_by_acceptor_total"},
-		{"impostor claims a member's id", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v1", v1Key, r, 1), member("v2", strangerKey, r, 2)}, "v1"
-		}, ErrBadProof, 0, ErrEndedByAcceptor,
-			"connections_refused_proof_total", "dials_ended_by_acceptor_total"},
-		{"forgotten member still dialling", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v1", v1Key, r, 1), member("r1", r1Key, r, 2)}, "v1"
-		}, ErrDiallerKeyRevoked, Revoked, ErrDiallerKeyRevoked,
-			"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
-		{"member whose key is revoked", func() (ends, string) {
-			r := newRoster().Revoke(v2Key.Public())
-			return ends{member("v1", v1Key, r, 1), member("v2", v2Key, r, 2)}, "v1"
-		}, ErrDiallerKeyRevoked, Revoked, ErrDiallerKeyRevoked,
-			"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
-		{"stale address: v3 answers where v2 was", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v3", v3Key, r, 1), member("l1", l1Key, r, 2)}, "v2"
-		}, ErrWrongTarget, WrongTarget, ErrWrongTarget,
-			"connections_refused_wrong_target_total", "dials_refused_wrong_target_total"},
-		{"copied state directory: one id and key on both ends", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v1", v1Key, r, 1), member("v1", v1Key, r, 2)}, "v2"
-		}, ErrOwnID, OwnID, ErrOwnID,
-			"connections_refused_own_id_total", "dials_refused_own_id_total"},
-		{"the dialler holds no key for the acceptor", func() (ends, string) {
-			dr := leasetest.NewRoster("c1").AddLearner("l1", l1Key.Public())
-			return ends{member("v1", v1Key, newRoster(), 1), member("l1", l1Key, dr, 2)}, "v1"
-		}, nil, Accepted, ErrAcceptorKeyUnknown,
-			"", "dials_refused_acceptor_key_unknown_total"},
-		{"impostor at a member's address", func() (ends, string) {
-			r := newRoster()
-			return ends{member("v1", strangerKey, r, 1), member("l1", l1Key, r, 2)}, "v1"
-		}, nil, Accepted, ErrAcceptorProof,
-			"", "dials_refused_acceptor_proof_total"},
-		{"removed machine still answering", func() (ends, string) {
-			return ends{member("v1", v1Key, newRoster(), 1), member("l1", l1Key, newRoster().Forget("v1"), 2)}, "v1"
-		}, nil, Accepted, ErrAcceptorKeyRevoked,
-			"", "dials_refused_acceptor_key_revoked_total"},
-	}
-	for _, tt := range tests {
+	for _, tt := range refusalCases {
 		t.Run(tt.name, func(t *testing.T) {
 			e, target := tt.setup()
 			r := exchange(t, e.acceptor, e.dialler, target, LearnerToVoter)

@@ -39,6 +39,20 @@ func handshakeSecrets(t *testing.T, b []byte) [][]byte {
 	return out
 }
 
+// refuseAndTap connects dial to acc, ends an accepted link with a tag that
+// fails, and returns the handshake fields that crossed.
+func refuseAndTap(t *testing.T, acc, dial *node, target string) [][]byte {
+	a, b := net.Pipe()
+	ta, tb := &tap{Conn: a}, &tap{Conn: b}
+	r := connect(t, acc, dial, target, peerlink.LearnerToVoter, ta, tb)
+	if r.accepted != nil && r.dialled != nil {
+		ta.arm()
+		go r.accepted.WriteMessage([]byte("MsgApp"))
+		r.dialled.ReadMessage()
+	}
+	return append(handshakeSecrets(t, ta.since(0)), handshakeSecrets(t, tb.since(0))...)
+}
+
 // encodings are the ways a byte string could be printed.
 func encodings(b []byte) []string {
 	return []string{hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)),
@@ -67,16 +81,7 @@ func TestLogLinesCarryNoSecrets(t *testing.T) {
 	var secrets [][]byte
 	for _, sc := range scenarios {
 		acc, dial := sc.acc(t), sc.dial(t)
-		a, b := net.Pipe()
-		ta, tb := &tap{Conn: a}, &tap{Conn: b}
-		r := connect(t, acc, dial, sc.target, peerlink.LearnerToVoter, ta, tb)
-		if r.accepted != nil && r.dialled != nil {
-			ta.arm()
-			go r.accepted.WriteMessage([]byte("MsgApp"))
-			r.dialled.ReadMessage()
-		}
-		secrets = append(secrets, handshakeSecrets(t, ta.since(0))...)
-		secrets = append(secrets, handshakeSecrets(t, tb.since(0))...)
+		secrets = append(secrets, refuseAndTap(t, acc, dial, sc.target)...)
 		logs = append(logs, acc.logs.String(), dial.logs.String())
 		if sc.name == "stranger" && strings.Contains(acc.logs.String(), "x9") {
 			t.Errorf("an unproven id was logged: %s", acc.logs.String())

@@ -21,44 +21,46 @@ func (f forgingSigner) Sign(label string, fields ...[]byte) []byte {
 	return f.signs.Sign(label, fields...)
 }
 
+// refusalCases are the rows of the refusal table of pace-consensus §7.3.6.
+var refusalCases = []struct {
+	name          string
+	acc, dial     func(t *testing.T) *node
+	target        string
+	acceptErr     error // nil: the acceptor accepted
+	dialErr       error
+	accAt, dialAt string
+}{
+	{"stranger", v1, func(t *testing.T) *node { return newNode(t, "x9", strangerKey, newRoster()) }, "v1",
+		peerlink.ErrUnknownKey, peerlink.ErrEndedByAcceptor,
+		"connections_refused_unknown_key_total", "dials_ended_by_acceptor_total"},
+	{"impostor claiming v2", v1, func(t *testing.T) *node { return newNode(t, "v2", strangerKey, newRoster()) }, "v1",
+		peerlink.ErrBadProof, peerlink.ErrEndedByAcceptor,
+		"connections_refused_proof_total", "dials_ended_by_acceptor_total"},
+	{"removed machine still dialling", v1, func(t *testing.T) *node { return newNode(t, "r1", r1Key, newRoster()) }, "v1",
+		peerlink.ErrDiallerKeyRevoked, peerlink.ErrDiallerKeyRevoked,
+		"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
+	{"stale address", v1, l1, "v2",
+		peerlink.ErrWrongTarget, peerlink.ErrWrongTarget,
+		"connections_refused_wrong_target_total", "dials_refused_wrong_target_total"},
+	{"copied state directory", v1, func(t *testing.T) *node { return newNode(t, "v1", v1Key, newRoster()) }, "v3",
+		peerlink.ErrOwnID, peerlink.ErrOwnID,
+		"connections_refused_own_id_total", "dials_refused_own_id_total"},
+	{"acceptor's key unknown to the dialler", v1, func(t *testing.T) *node {
+		return newNode(t, "l1", l1Key, leasetest.NewRoster("c1").AddLearner("l1", l1Key.Public()))
+	}, "v1", nil, peerlink.ErrAcceptorKeyUnknown, "", "dials_refused_acceptor_key_unknown_total"},
+	{"impostor at v1's address", func(t *testing.T) *node { return newNode(t, "v1", strangerKey, newRoster()) }, l1, "v1",
+		nil, peerlink.ErrAcceptorProof, "", "dials_refused_acceptor_proof_total"},
+	{"removed machine still answering", v1, func(t *testing.T) *node {
+		return newNode(t, "l1", l1Key, newRoster().Forget("v1"))
+	}, "v1", nil, peerlink.ErrAcceptorKeyRevoked, "", "dials_refused_acceptor_key_revoked_total"},
+}
+
 // pace-consensus §7.3.6: on sockets, each row of the refusal table ends
 // the handshake on both ends with the documented error and exactly the
 // documented counter on each node; the dialler never gets a link it could
 // send a message on.
 func TestRefusalsAreCountedOnBothEnds(t *testing.T) {
-	tests := []struct {
-		name          string
-		acc, dial     func(t *testing.T) *node
-		target        string
-		acceptErr     error // nil: the acceptor accepted
-		dialErr       error
-		accAt, dialAt string
-	}{
-		{"stranger", v1, func(t *testing.T) *node { return newNode(t, "x9", strangerKey, newRoster()) }, "v1",
-			peerlink.ErrUnknownKey, peerlink.ErrEndedByAcceptor,
-			"connections_refused_unknown_key_total", "dials_ended_by_acceptor_total"},
-		{"impostor claiming v2", v1, func(t *testing.T) *node { return newNode(t, "v2", strangerKey, newRoster()) }, "v1",
-			peerlink.ErrBadProof, peerlink.ErrEndedByAcceptor,
-			"connections_refused_proof_total", "dials_ended_by_acceptor_total"},
-		{"removed machine still dialling", v1, func(t *testing.T) *node { return newNode(t, "r1", r1Key, newRoster()) }, "v1",
-			peerlink.ErrDiallerKeyRevoked, peerlink.ErrDiallerKeyRevoked,
-			"connections_refused_revoked_key_total", "dials_refused_own_key_revoked_total"},
-		{"stale address", v1, l1, "v2",
-			peerlink.ErrWrongTarget, peerlink.ErrWrongTarget,
-			"connections_refused_wrong_target_total", "dials_refused_wrong_target_total"},
-		{"copied state directory", v1, func(t *testing.T) *node { return newNode(t, "v1", v1Key, newRoster()) }, "v3",
-			peerlink.ErrOwnID, peerlink.ErrOwnID,
-			"connections_refused_own_id_total", "dials_refused_own_id_total"},
-		{"acceptor's key unknown to the dialler", v1, func(t *testing.T) *node {
-			return newNode(t, "l1", l1Key, leasetest.NewRoster("c1").AddLearner("l1", l1Key.Public()))
-		}, "v1", nil, peerlink.ErrAcceptorKeyUnknown, "", "dials_refused_acceptor_key_unknown_total"},
-		{"impostor at v1's address", func(t *testing.T) *node { return newNode(t, "v1", strangerKey, newRoster()) }, l1, "v1",
-			nil, peerlink.ErrAcceptorProof, "", "dials_refused_acceptor_proof_total"},
-		{"removed machine still answering", v1, func(t *testing.T) *node {
-			return newNode(t, "l1", l1Key, newRoster().Forget("v1"))
-		}, "v1", nil, peerlink.ErrAcceptorKeyRevoked, "", "dials_refused_acceptor_key_revoked_total"},
-	}
-	for _, tt := range tests {
+	for _, tt := range refusalCases {
 		t.Run(tt.name, func(t *testing.T) {
 			acc, dial := tt.acc(t), tt.dial(t)
 			r := overPipe(t, acc, dial, tt.target, peerlink.LearnerToVoter)
