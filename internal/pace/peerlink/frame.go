@@ -70,10 +70,10 @@ func AppendHeader(dst []byte, k Kind, n uint32) []byte {
 // a message, 0 meaning DefaultMaxMessage; MaxHandshakePayload otherwise).
 func ParseHeader(b []byte, maxMessage uint32) (Header, error) {
 	switch {
+	case string(b[:min(len(b), len(Magic))]) != Magic[:min(len(b), len(Magic))]:
+		return Header{}, ErrFrameBadMagic // judged on as many bytes as there are
 	case len(b) < HeaderLen:
 		return Header{}, fmt.Errorf("%w: %d-byte header", ErrFrameUnreadable, len(b))
-	case string(b[:len(Magic)]) != Magic:
-		return Header{}, ErrFrameBadMagic
 	case b[len(Magic)] != Version:
 		return Header{}, fmt.Errorf("%w: wire version %d, this link speaks %d", ErrFrameUnreadable, b[len(Magic)], Version)
 	}

@@ -36,6 +36,7 @@ func TestParseHeader(t *testing.T) {
 		{"an HTTP request", []byte("GET / HTTP/1.1\r\n"), 0, Header{}, ErrFrameBadMagic},
 		{"a 0xFC frame", []byte{0xFC, 1, 0, 1, 0, 0, 0, 0, 0, 0}, 0, Header{}, ErrFrameBadMagic},
 		{"short", []byte("PRFT\x05"), 0, Header{}, ErrFrameUnreadable},
+		{"short and not this wire", []byte("GE"), 0, Header{}, ErrFrameBadMagic},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package peerconn puts the consensus link of package peerlink on sockets
 // (pace-consensus §7.3): Endpoint.Accept runs the accepting end on a
-// connection a consensus listener accepted, Endpoint.Dial the dialling end
-// on a connection to a member's consensus endpoint, each within 5 s, and
+// connection a consensus listener accepted, Endpoint.Dial (or DialTCP,
+// which opens the connection too) the dialling end on a connection to a
+// member's consensus endpoint, each within 5 s, and
 // both return a Conn that reads and writes whole Raft messages, each
 // tagged, with the roster asked again for every one.
 //

@@ -73,6 +73,18 @@ func (e *Endpoint) Dial(ctx context.Context, raw net.Conn, target string, dir pe
 	return newConn(e, raw, br, s), nil
 }
 
+// DialTCP connects to addr, the consensus endpoint recorded for target,
+// and runs Dial on the connection. A connection that cannot be opened is
+// no refusal and is not counted: the caller's backoff handles it.
+func (e *Endpoint) DialTCP(ctx context.Context, addr, target string, dir peerlink.Direction) (*Conn, error) {
+	d := net.Dialer{Timeout: e.timeout}
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("consensus dial of %q at %s: %w", target, addr, err)
+	}
+	return e.Dial(ctx, raw, target, dir)
+}
+
 func (e *Endpoint) dial(ctx context.Context, raw net.Conn, target string, dir peerlink.Direction) (*peerlink.Session, *bufio.Reader, error) {
 	h, err := e.member.Dial(target, dir)
 	if err != nil {

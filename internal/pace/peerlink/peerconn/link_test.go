@@ -53,6 +53,43 @@ func TestLinkCarriesMessagesBothWaysOverTCP(t *testing.T) {
 	}
 }
 
+// DialTCP opens the connection itself; a refused connect is not counted.
+func TestDialTCP(t *testing.T) {
+	roster := newRoster()
+	acc, dial := newNode(t, "v1", v1Key, roster), newNode(t, "l1", l1Key, roster)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan error, 1)
+	go func() {
+		raw, err := l.Accept()
+		if err == nil {
+			var c *Conn
+			if c, err = acc.ep.Accept(testContext(t), raw); err == nil {
+				defer c.Close()
+				_, err = c.ReadMessage()
+			}
+		}
+		accepted <- err
+	}()
+	c, err := dial.ep.DialTCP(testContext(t), l.Addr().String(), "v1", peerlink.VoterToVoter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteMessage([]byte("MsgHeartbeat")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-accepted; err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	l.Close()
+	if _, err := dial.ep.DialTCP(testContext(t), l.Addr().String(), "v1", peerlink.VoterToVoter); err == nil || len(dial.counts()) != 0 {
+		t.Fatalf("dial of a closed port: %v, counted %v", err, dial.counts())
+	}
+}
+
 // One goroutine reads while another writes, on both ends at once.
 func TestConcurrentReadersAndWriters(t *testing.T) {
 	_, _, r := pair(t)
