@@ -3,6 +3,7 @@ package netlab
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -118,8 +119,9 @@ func ownLab() error {
 
 // helper is a helper process whose output lines the test reads.
 type helper struct {
-	cmd   *exec.Cmd
-	lines chan string
+	cmd    *exec.Cmd
+	lines  chan string
+	exited chan error // Wait's answer, once the process has ended
 }
 
 // startHelper runs a helper inside host (nil: in this namespace) and waits for its "ready".
@@ -134,14 +136,18 @@ func startHelper(t *testing.T, host *Host, args ...string) *helper {
 	if err := h.cmd.Start(); err != nil {
 		t.Fatalf("starting helper %v: %v", args, err)
 	}
-	t.Cleanup(func() { h.cmd.Process.Kill(); h.cmd.Wait() })
+	t.Cleanup(func() { h.cmd.Process.Kill(); <-h.exited })
 	go func() {
-		defer close(h.lines)
 		for s := bufio.NewScanner(out); s.Scan(); {
 			h.lines <- s.Text()
 		}
+		close(h.lines)
+		h.exited <- h.cmd.Wait()
+		close(h.exited)
 	}()
 	if line, ok := h.next(5 * time.Second); line != "ready" {
+		h.cmd.Process.Kill()
+		<-h.exited // its standard error is complete only then
 		t.Fatalf("helper %v: want ready, got %q (open %v); stderr: %s", args, line, ok, h.cmd.Stderr)
 	}
 	return h
@@ -161,7 +167,18 @@ func newHelper(t *testing.T, host *Host, args ...string) *helper {
 	}
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	cmd.Stderr = &strings.Builder{}
-	return &helper{cmd: cmd, lines: make(chan string, 64)}
+	return &helper{cmd: cmd, lines: make(chan string, 64), exited: make(chan error, 1)}
+}
+
+// killed reports whether the helper ended by a signal within timeout.
+func (h *helper) killed(timeout time.Duration) bool {
+	select {
+	case err := <-h.exited:
+		var exit *exec.ExitError
+		return errors.As(err, &exit) && !exit.Exited()
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 // next is the helper's next line, or "" and false after timeout or at its end.

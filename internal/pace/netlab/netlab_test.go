@@ -174,7 +174,7 @@ func TestCloseLeavesNothingBehind(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := running.cmd.Wait(); err == nil {
+	if !running.killed(2 * time.Second) {
 		t.Errorf("a process in a closed lab's host was still running")
 	}
 	listed := netnsList(t)
@@ -291,7 +291,9 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 	}
 	serve := startHelper(t, mustOpenOwned(t, left[1]), "sleep")
 	owner.cmd.Process.Signal(syscall.SIGKILL)
-	owner.cmd.Wait()
+	if !owner.killed(2 * time.Second) {
+		t.Fatal("own-lab outlived SIGKILL")
+	}
 
 	l, err := New(Options{})
 	if err != nil {
@@ -303,7 +305,7 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 			t.Errorf("%s outlived its process's death and the next New", ns)
 		}
 	}
-	if err := serve.cmd.Wait(); err == nil {
+	if !serve.killed(2 * time.Second) {
 		t.Errorf("the process in the dead lab's host was not killed")
 	}
 }

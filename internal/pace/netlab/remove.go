@@ -1,8 +1,10 @@
 package netlab
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,10 +31,20 @@ func sweep() error {
 	return errors.Join(errs...)
 }
 
-// alive reports whether a process exists; one we may not signal still exists.
+// alive reports whether a process is running. A zombie is not: a test process killed while
+// its parent was busy stays one for a while, and its lab is as dead as it is.
 func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may hold anything.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return true
+	}
+	state := stat[i+2]
+	return state != 'Z' && state != 'X'
 }
 
 // removeNamespace kills every process still inside ns and deletes it. The kill comes first
