@@ -53,11 +53,23 @@ func TestHostsReachEachOtherOverTCP(t *testing.T) {
 			}
 		}
 	}
-	// The same from a process started in a host, as a script or a pace-node would be.
-	dial := newHelper(t, hosts[2], "dial-tcp", net.JoinHostPort(hosts[0].Addr(), greetPort))
+	// From a process started in a host, as a script or a pace-node would be, to a server of
+	// the test's own listening in another.
+	ln, err := hosts[0].Listen("tcp", net.JoinHostPort(hosts[0].Addr(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Write([]byte("hello from the test\n"))
+			c.Close()
+		}
+	}()
+	dial := newHelper(t, hosts[2], "dial-tcp", ln.Addr().String())
 	out, err := dial.cmd.Output()
-	if got := strings.TrimSpace(string(out)); err != nil || got != "hello from a" {
-		t.Errorf("dial-tcp in c: got %q, %v; stderr %s", got, err, dial.cmd.Stderr)
+	if got := strings.TrimSpace(string(out)); err != nil || got != "hello from the test" {
+		t.Errorf("dial-tcp in c to a listener in a: got %q, %v; stderr %s", got, err, dial.cmd.Stderr)
 	}
 }
 
