@@ -27,6 +27,8 @@ type loopState struct {
 
 	ticksSincePromotion int                  // safety.go: promotions are looked for every promotionRecheck ticks
 	promotionWaits      map[string]time.Time // member id -> when its wait was last logged
+	ticks               uint64               // ticks since the loop started
+	heardAt             map[uint64]uint64    // raft id -> the tick its last message arrived at
 }
 
 // raftMaxMsgSize and raftMaxUncommitted bound what one append carries and
@@ -99,6 +101,7 @@ func (n *Node) run() {
 		case <-n.stopc:
 			return
 		case <-n.cfg.Ticks:
+			n.loop.ticks++
 			n.loop.rn.Tick()
 			n.promoteCaughtUp()
 		case m := <-n.inbox:
@@ -221,6 +224,10 @@ func (n *Node) catchUp() error {
 
 // stepInbound steps a peer's message and notes contact with the leader.
 func (n *Node) stepInbound(m *pb.Message) {
+	if n.loop.heardAt == nil {
+		n.loop.heardAt = map[uint64]uint64{}
+	}
+	n.loop.heardAt[m.GetFrom()] = n.loop.ticks
 	if err := n.loop.rn.Step(m); err != nil {
 		n.log.Debug("consensus: message not stepped", "type", m.GetType().String(), "from", fmt.Sprintf("%x", m.GetFrom()), "err", err)
 		return

@@ -42,7 +42,7 @@ func (n *Node) checkQuorumAfter(change fleet.Change) error {
 	}
 	reachable := 0
 	for v := range voters {
-		if v == n.id || recentlyActive(st, v) {
+		if v == n.id || n.heardRecently(v) {
 			reachable++
 		}
 	}
@@ -59,7 +59,7 @@ func (n *Node) notCaughtUp(st raft.Status, id uint64) string {
 	switch {
 	case !ok:
 		return "the leader tracks no progress for it"
-	case !pr.RecentActive:
+	case !n.heardRecently(id):
 		return "the leader has not heard from it lately (is its consensus session up?)"
 	case pr.State != tracker.StateReplicate || pr.Match < st.GetCommit():
 		return fmt.Sprintf("it holds entries up to %d of the %d committed", pr.Match, st.GetCommit())
@@ -67,9 +67,13 @@ func (n *Node) notCaughtUp(st raft.Status, id uint64) string {
 	return ""
 }
 
-func recentlyActive(st raft.Status, id uint64) bool {
-	pr, ok := st.Progress[id]
-	return ok && pr.RecentActive
+// heardRecently reports whether a message from raft id arrived within the last election
+// timeout. Raft's own RecentActive is reset at every election timeout and is briefly false
+// for every peer then, which would refuse a safe change that happened to be judged at that
+// tick; this keeps its own record of the tick each peer was last heard at.
+func (n *Node) heardRecently(id uint64) bool {
+	at, ok := n.loop.heardAt[id]
+	return ok && n.loop.ticks-at <= uint64(n.cfg.ElectionTicks)
 }
 
 // promotionRecheck is how often the leader looks for learners admitted as voters that have

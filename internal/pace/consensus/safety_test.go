@@ -58,7 +58,7 @@ func TestAChangeThatLeavesNoReachableQuorumIsRefused(t *testing.T) {
 	p.net.setCut(follower.id, true)
 	waitFor(t, "the leader to stop hearing the follower", func() bool {
 		var active bool
-		_ = leader.call(ctxT(t), func() { active = recentlyActive(leader.loop.rn.Status(), follower.id) })
+		_ = leader.call(ctxT(t), func() { active = leader.heardRecently(follower.id) })
 		return !active
 	})
 	err := leader.Propose(ctxT(t), fleet.Forget{ID: leader.cfg.NodeID})

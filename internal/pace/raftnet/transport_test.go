@@ -1,0 +1,90 @@
+package raftnet
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/fleet"
+)
+
+// fleetOfThree founds n1, and admits n2 and n3 as voters over real consensus links on
+// loopback: each joins as a learner (dialling n1, which has no other way to reach it), catches
+// up from the leader's snapshot, and is promoted once it has.
+func fleetOfThree(t *testing.T) []*member {
+	t.Helper()
+	n1 := newMember(t, "n1")
+	n1.start(t)
+	waitFor(t, "the founder to lead", n1.node.IsLeader)
+	ms := []*member{n1}
+	for _, id := range []string{"n2", "n3"} {
+		j := joiner(t, id, n1)
+		j.start(t)
+		propose(t, fleet.Admit{ID: id, Seat: fleet.Voter, RaftEndpoint: j.addr, Key: j.key.Public()}, ms...)
+		ms = append(ms, j)
+		waitFor(t, id+" to be promoted", func() bool {
+			m, ok := n1.node.State().Member(id)
+			return ok && m.Seat == fleet.Voter && j.node.State().Equal(n1.node.State())
+		})
+	}
+	return ms
+}
+
+func TestThreeVotersFormAndSurviveTheLeadersDeath(t *testing.T) {
+	ms := fleetOfThree(t)
+	var leader *member
+	for _, m := range ms {
+		if m.node.IsLeader() {
+			leader = m
+		}
+	}
+	leader.halt()
+	rest := []*member{}
+	for _, m := range ms {
+		if m != leader {
+			rest = append(rest, m)
+		}
+	}
+	waitFor(t, "a new leader among the two left", func() bool { return rest[0].node.IsLeader() || rest[1].node.IsLeader() })
+	propose(t, fleet.Set{Name: fleet.SettingLeaseLifetime, Value: "3min"}, rest...)
+	waitFor(t, "both survivors to apply it", func() bool {
+		return rest[0].node.State().Settings().LeaseLifetime.Minutes() == 3 && rest[1].node.State().Settings().LeaseLifetime.Minutes() == 3
+	})
+}
+
+// Learners open no consensus port, dial every voter, and follow the fleet over the links they
+// made; the voters reach them on those links only.
+func TestLearnersDialEveryVoterAndOpenNoPort(t *testing.T) {
+	ms := fleetOfThree(t)
+	n1 := ms[0]
+	l := joiner(t, "l1", n1)
+	l.start(t)
+	propose(t, fleet.Admit{ID: "l1", Seat: fleet.Learner, RaftEndpoint: l.addr, Key: l.key.Public()}, ms...)
+	propose(t, fleet.Set{Name: fleet.SettingFleetOpen, Value: "1"}, ms...)
+	waitFor(t, "the learner to apply the fleet's state", func() bool { return l.node.State().Settings().FleetOpen })
+	waitFor(t, "a link from the learner to every voter", func() bool { return l.net.Dials.Load() >= 3 })
+	if c, err := net.DialTimeout("tcp", l.addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("a learner listens on its consensus port")
+	}
+	if m, _ := n1.node.State().Member("l1"); m.Seat != fleet.Learner {
+		t.Fatalf("l1 is %v", m.Seat)
+	}
+}
+
+// A forgotten member's links end at their next message and its redials are refused as a
+// revoked key, on both ends; the others go on without it.
+func TestAForgetEndsTheForgottenMembersLinks(t *testing.T) {
+	ms := fleetOfThree(t)
+	gone := ms[2]
+	propose(t, fleet.Forget{ID: gone.id}, ms[:2]...)
+	waitFor(t, "the forgotten member's links to end", func() bool {
+		ended := 0
+		for _, m := range ms[:2] {
+			ended += int(m.links.EndedKeyWithdrawn.Load() + m.links.DialsEndedKeyWithdrawn.Load() + m.links.RefusedRevokedKey.Load())
+		}
+		return ended > 0
+	})
+	waitFor(t, "its redial refused as revoked", func() bool { return gone.links.DialsRefusedOwnKeyRevoked.Load() > 0 })
+	propose(t, fleet.Set{Name: fleet.SettingLeaseLifetime, Value: "4min"}, ms[:2]...)
+}
