@@ -84,3 +84,35 @@ func archiveStore(stateDir, cluster string) error {
 	}
 	return nil
 }
+
+// SetPending records that this node, still leading its own cluster of one, is asking a fleet
+// to admit it (asking true: solitary → pending), or that it gave up asking (pending →
+// solitary). A node of a fleet is refused.
+func (n *Node) SetPending(ctx context.Context, asking bool) error {
+	var err error
+	if cerr := n.call(ctx, func() { err = n.setPending(asking) }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (n *Node) setPending(asking bool) error {
+	from, to := Solitary, Pending
+	if !asking {
+		from, to = Pending, Solitary
+	}
+	switch n.loop.form.Mode {
+	case to:
+		return nil
+	case from:
+	default:
+		return fmt.Errorf("%w (mode %s)", ErrNotJoinable, n.loop.form.Mode)
+	}
+	next := Formation{Mode: to, ClusterID: n.loop.form.ClusterID}
+	if err := WriteFormation(n.cfg.StateDir, next); err != nil {
+		return fmt.Errorf("consensus: %w", err)
+	}
+	n.loop.form = next
+	n.publishStatus()
+	return nil
+}

@@ -2,21 +2,28 @@ package node
 
 import (
 	"fmt"
+	"net"
+	"strings"
 
 	"github.com/buildfleet/buildfleet/internal/pace/clusterctl"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
 
 // Config is everything pace-node's flags and --config file set (pace-node §3.1).
 type Config struct {
-	ConfigFile  string
-	ListenNode  string // [addr:]port; "" closes the node port
-	ListenRaft  string // [addr:]port; "" runs no consensus
-	Advertise   string // "auto" or host:port
-	RaftSelf    string // host peers dial for consensus; "" or "auto" derives it
-	NodeID      string
-	ClusterDir  string
-	FleetOpen   bool
+	ConfigFile string
+	ListenNode string // [addr:]port; "" closes the node port
+	ListenRaft string // [addr:]port; "" runs no consensus
+	Advertise  string // "auto" or host:port
+	RaftSelf   string // host peers dial for consensus; "" or "auto" derives it
+	NodeID     string
+	ClusterDir string
+	FleetOpen  bool
+	// FleetSeeds are fleet members to ask for their fleet (host:port of a node port);
+	// FleetID pins the one fleet this node may join and the keys whose word it takes.
+	FleetSeeds  []string
+	FleetID     FleetPin
 	Upstream    string
 	RequirePass string
 	AdminListen string       // [addr:]port; bare port binds loopback; "" off
@@ -95,4 +102,40 @@ func (c Config) OperatorVerb() (clusterctl.Verb, bool, error) {
 		return v, true, nil
 	}
 	return clusterctl.Verb{}, true, fmt.Errorf("%w: one operator verb at a time", ErrUsage)
+}
+
+// FleetPin is --fleet-id=<cluster-id>@<key>[,<key>…]: the one fleet this node may join, and
+// the voter keys it accepts that fleet's word from. The zero value pins nothing (trust on
+// first use).
+type FleetPin struct {
+	ClusterID string
+	Keys      [][]byte
+}
+
+// parseFleetPin reads --fleet-id; an id without a key is refused.
+func parseFleetPin(v string) (FleetPin, error) {
+	id, keys, ok := strings.Cut(v, "@")
+	if !ok || id == "" || keys == "" {
+		return FleetPin{}, fmt.Errorf("--fleet-id=%q: want <cluster-id>@<key>[,<key>…] (an id alone pins no key to check the fleet by)", v)
+	}
+	p := FleetPin{ClusterID: id}
+	for _, k := range strings.Split(keys, ",") {
+		key, err := edkey.Parse(k)
+		if err != nil {
+			return FleetPin{}, fmt.Errorf("--fleet-id: key %q: %w", k, err)
+		}
+		p.Keys = append(p.Keys, key)
+	}
+	return p, nil
+}
+
+// seedAddr is a --fleet-seed: host[:port], the port 6674 when left out.
+func seedAddr(v string) (string, error) {
+	if _, _, err := net.SplitHostPort(v); err == nil {
+		return v, nil
+	}
+	if v == "" || strings.ContainsAny(v, " /") {
+		return "", fmt.Errorf("--fleet-seed=%q: want host[:port]", v)
+	}
+	return net.JoinHostPort(v, "6674"), nil
 }

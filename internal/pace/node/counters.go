@@ -9,17 +9,18 @@ import (
 
 // counters are the node's own: admission and tickets, which no component below it sees.
 type counters struct {
-	requestsRefusedKeyRevoked  atomic.Uint64
-	requestsRefusedNotAMember  atomic.Uint64
-	operatorStandingRequired   atomic.Uint64
-	ticketsAccepted            atomic.Uint64
-	ticketsMinted              atomic.Uint64
-	ticketsRefused             [16]atomic.Uint64 // by identity.TicketReason
-	mintsRefusedNotLocal       atomic.Uint64
-	mintsRefusedMalformed      atomic.Uint64
-	mintsRefusedNoRandom       atomic.Uint64
-	raftConnectionsNoHandshake atomic.Uint64
-	endpointChanges            atomic.Uint64
+	requestsRefusedKeyRevoked atomic.Uint64
+	requestsRefusedNotAMember atomic.Uint64
+	operatorStandingRequired  atomic.Uint64
+	ticketsAccepted           atomic.Uint64
+	ticketsMinted             atomic.Uint64
+	ticketsRefused            [16]atomic.Uint64 // by identity.TicketReason
+	mintsRefusedNotLocal      atomic.Uint64
+	mintsRefusedMalformed     atomic.Uint64
+	mintsRefusedNoRandom      atomic.Uint64
+	endpointChanges           atomic.Uint64
+	formationYieldsRefusedPin atomic.Uint64
+	formationJoins            atomic.Uint64
 }
 
 func (c *counters) metrics() []counter.Metric {
@@ -33,7 +34,8 @@ func (c *counters) metrics() []counter.Metric {
 		{Name: "pace_node_ticket_mints_refused_malformed_total", Help: "MINT-TICKET naming no usable audience (loopback, wildcard, no host).", Value: &c.mintsRefusedMalformed},
 		{Name: "pace_node_ticket_mints_refused_no_random_total", Help: "MINT-TICKET refused: the random source failed.", Value: &c.mintsRefusedNoRandom},
 		{Name: "pace_node_endpoint_changes_total", Help: "Times the advertised endpoint moved (an auto address re-derived, or a reload).", Value: &c.endpointChanges},
-		{Name: "pace_raft_peer_connections_refused_no_handshake_total", Help: "Consensus connections closed: this build runs a cluster of one and speaks no peer handshake yet.", Value: &c.raftConnectionsNoHandshake},
+		{Name: "pace_formation_yields_refused_pin_total", Help: "Fleets a --fleet-seed named that this node did not ask to join: not the cluster or key --fleet-id pins.", Value: &c.formationYieldsRefusedPin},
+		{Name: "pace_formation_joins_total", Help: "Times this node was admitted by the fleet it asked and became its learner.", Value: &c.formationJoins},
 	}
 	for _, r := range identity.TicketReasons() {
 		m = append(m, counter.Metric{Name: r.Counter(), Help: "Machine tickets refused: " + r.Error() + ".", Value: &c.ticketsRefused[r]})

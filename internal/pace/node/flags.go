@@ -27,6 +27,15 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.NodeID, "node-id", "", "this node's `id` (minted on first start when empty)")
 	fs.StringVar(&c.ClusterDir, "cluster-dir", "", "state `directory` (identity, consensus log)")
 	fs.BoolVar(&c.FleetOpen, "fleet-open", false, "admit any caller to compile and scheduler verbs (never to the cache tier)")
+	fs.Func("fleet-seed", "a fleet member's node port `host[:port]` to ask to join that fleet (repeatable; asked while this node is a cluster of one)", func(v string) error {
+		addr, err := seedAddr(v)
+		c.FleetSeeds = append(c.FleetSeeds, addr)
+		return err
+	})
+	fs.Func("fleet-id", "pin the one fleet this node may join, `<cluster-id>@<key>[,<key>…]`, and the keys it takes that fleet's word from", func(v string) (err error) {
+		c.FleetID, err = parseFleetPin(v)
+		return err
+	})
 	fs.StringVar(&c.Upstream, "upstream", "", "the pace-kv `host:port` this node's tier reads through to")
 	fs.StringVar(&c.RequirePass, "requirepass", "", "the `secret` presented to --upstream")
 	fs.StringVar(&c.AdminListen, "admin-listen", "", "HTTP /metrics and /healthz `[addr:]port` (bare port: loopback)")

@@ -23,6 +23,8 @@ func (n *Node) newMetrics() *metrics {
 	m.counters(n.sched.Counters().Metrics())
 	m.counters(n.proofCounters.Metrics())
 	m.counters(n.counters.metrics())
+	m.counters(n.links.counters.Metrics())
+	m.counters(n.links.net.Metrics())
 	if n.work != nil {
 		m.counters(n.work.Counters().Metrics())
 		for _, g := range n.work.Gauges() {

@@ -41,10 +41,15 @@ type Node struct {
 	frames   *frameserver.Server
 	nodeLn   net.Listener
 	raftLn   net.Listener
-	admin    *http.Server
-	adminLn  net.Listener
-	metrics  *metrics
-	counters counters
+	links    *links // consensus links (links.go)
+	// raftBound is the address the consensus port is bound at (the kernel's port for a :0);
+	// "" while none was bound.
+	raftBound string
+	boot      atomic.Pointer[bootstrap] // the fleet this node asks to join (formation.go)
+	admin     *http.Server
+	adminLn   net.Listener
+	metrics   *metrics
+	counters  counters
 
 	proofCounters nodeproof.Counters
 	spentTickets  *lease.SpentSet

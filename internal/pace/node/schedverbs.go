@@ -77,7 +77,8 @@ func (n *Node) schedulerServe(c *frameserver.Conn, req *frameserver.Request, cal
 }
 
 func (n *Node) params() scheduler.Params {
-	return scheduler.Params{Epoch: n.cons.Status().Term, LeaseLifetime: n.cons.State().Settings().LeaseLifetime}
+	st := n.cons.State()
+	return scheduler.Params{Epoch: n.cons.Status().Term, LeaseLifetime: st.Settings().LeaseLifetime, ClusterID: st.ClusterID()}
 }
 
 // clusterChange proposes CLUSTER-SET, -FORGET, -ADMIT and -ADMIT-LEARNER and answers once the

@@ -63,11 +63,17 @@ func (n *Node) open(ctx context.Context) (err error) {
 	if err = n.bind(); err != nil {
 		return err
 	}
+	n.loadBootstrap()
+	if err = n.openLinks(); err != nil {
+		return err
+	}
 	n.cons, err = consensus.Open(ctx, consensus.Config{StateDir: n.plan.StateDir, NodeID: n.id.NodeID,
-		PublicKey: n.id.Key.Public(), RaftEndpoint: n.plan.RaftEndpoint, NodeEndpoint: n.endpoint(), Logger: n.log})
+		PublicKey: n.id.Key.Public(), RaftEndpoint: n.plan.RaftEndpoint, NodeEndpoint: n.endpoint(),
+		Transport: n.links.transport, Logger: n.log})
 	if err != nil {
 		return err
 	}
+	n.links.cons.Store(n.cons)
 	if err = n.openTier(); err != nil {
 		return err
 	}
@@ -107,8 +113,11 @@ func (n *Node) fillEphemeralPorts() {
 	adv := n.boundEndpoint(n.endpoint())
 	n.advertise.Store(&adv)
 	n.plan.Advertise = adv
-	if n.raftLn != nil && portOf(n.plan.RaftEndpoint) == "0" {
-		n.plan.RaftEndpoint = net.JoinHostPort(hostOf(n.plan.RaftEndpoint), portOf(n.raftLn.Addr().String()))
+	if n.raftLn != nil {
+		n.raftBound = n.raftLn.Addr().String()
+		if portOf(n.plan.RaftEndpoint) == "0" {
+			n.plan.RaftEndpoint = net.JoinHostPort(hostOf(n.plan.RaftEndpoint), portOf(n.raftBound))
+		}
 	}
 }
 
@@ -162,6 +171,9 @@ func (n *Node) abort() {
 	if n.tier != nil {
 		n.tier.Close(context.Background())
 	}
+	if n.links != nil {
+		n.links.transport.Close()
+	}
 	if n.cons != nil {
 		n.cons.Stop()
 	}
@@ -178,9 +190,8 @@ func (n *Node) serve(ctx context.Context) {
 	n.frames = frames
 	n.metrics = n.newMetrics()
 	n.goRun(func() { n.frames.Serve(n.nodeLn) })
-	if n.raftLn != nil {
-		n.goRun(n.refuseRaftPeers)
-	}
+	n.goRun(func() { n.links.transport.Maintain(ctx) })
+	n.goRun(func() { n.seekFleet(ctx) })
 	if n.adminLn != nil {
 		n.serveAdmin()
 	}
@@ -216,20 +227,6 @@ func every(ctx context.Context, period time.Duration, f func()) {
 
 // toolchainDir is where the worker keeps its toolchain survey, under the state directory.
 func (n *Node) toolchainDir() string { return filepath.Join(n.plan.StateDir, "toolchains") }
-
-// refuseRaftPeers keeps --listen-raft bound as the surface table says while the cluster has
-// one member: this build speaks no consensus peer handshake yet, so every connection is closed
-// and counted.
-func (n *Node) refuseRaftPeers() {
-	for {
-		c, err := n.raftLn.Accept()
-		if err != nil {
-			return
-		}
-		n.counters.raftConnectionsNoHandshake.Add(1)
-		c.Close()
-	}
-}
 
 func (n *Node) readyLine() string {
 	mode := n.cons.Status().Mode

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,7 +70,14 @@ type Caller struct {
 type Params struct {
 	Epoch         uint64        // the leader's Raft term
 	LeaseLifetime time.Duration // the cluster's lease-lifetime setting
+	// ClusterID is the cluster the leader leads now, signed into grants and registrations; ""
+	// falls back to Config.ClusterID. A node that dissolved its own cluster to join a fleet
+	// schedules for the fleet from then on.
+	ClusterID string
 }
+
+// clusterID is the cluster a decision is made for.
+func (s *Scheduler) clusterID(p Params) string { return cmp.Or(p.ClusterID, s.cfg.ClusterID) }
 
 // Config configures a Scheduler.
 type Config struct {

@@ -32,7 +32,7 @@ func (s *Scheduler) Lease(req verbs.LeaseRequest, p Params) (verbs.LeaseGrant, e
 		s.mu.Unlock()
 		return verbs.LeaseGrant{}, refusal
 	}
-	l, claims := s.grantLocked(e, req, now, lifetime, p.Epoch)
+	l, claims := s.grantLocked(e, req, now, lifetime, p)
 	grant := verbs.LeaseGrant{Endpoint: e.key.endpoint, WorkerCodecs: e.codecs,
 		LifetimeMs: uint32(lifetime.Milliseconds()), DialHint: e.dialHint, WorkerKey: claims.WorkerKey}
 	s.mu.Unlock()
@@ -141,7 +141,7 @@ func excluded(endpoint string, exclusions []string) bool {
 }
 
 // grantLocked records the lease (step 4) and returns the claims to sign.
-func (s *Scheduler) grantLocked(e *entry, req verbs.LeaseRequest, now time.Time, lifetime time.Duration, epoch uint64) (*lease, Claims) {
+func (s *Scheduler) grantLocked(e *entry, req verbs.LeaseRequest, now time.Time, lifetime time.Duration, p Params) (*lease, Claims) {
 	s.serial++
 	s.pickSeq++
 	e.pickSeq, e.lastPickedAt = s.pickSeq, now
@@ -153,7 +153,7 @@ func (s *Scheduler) grantLocked(e *entry, req verbs.LeaseRequest, now time.Time,
 		workerKey = append([]byte(nil), e.machine.key...)
 	}
 	return l, Claims{Serial: l.serial, Endpoint: l.endpoint, Fingerprint: l.fingerprint, Key: l.key,
-		ExpiresAt: l.expiresAt, ClusterID: s.cfg.ClusterID, Epoch: epoch, WorkerKey: workerKey}
+		ExpiresAt: l.expiresAt, ClusterID: s.clusterID(p), Epoch: p.Epoch, WorkerKey: workerKey}
 }
 
 // noteUnservedLocked remembers a toolchain nobody serves, for the

@@ -285,3 +285,19 @@ func TestSignerFailureRollsBack(t *testing.T) {
 		t.Fatalf("granted = %d, want 1", got)
 	}
 }
+
+// A leader that dissolved its own cluster to join a fleet grants for the fleet: the cluster a
+// grant names is the one the request's Params say, not the one the scheduler started with.
+func TestGrantsNameTheClusterTheLeaderLeadsNow(t *testing.T) {
+	f := newFixture(t)
+	fp := "fp-joined"
+	f.register("a", "10.0.0.1", fp, 4)
+	p := params
+	p.ClusterID = "fleet-b"
+	if _, err := f.s.Lease(verbs.LeaseRequest{Fingerprint: fp, Key: "k1"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.signer.last(); c.ClusterID != "fleet-b" {
+		t.Fatalf("a grant names cluster %q, want the one the leader leads now", c.ClusterID)
+	}
+}

@@ -55,7 +55,7 @@ func (s *Scheduler) Register(req verbs.RegisterRequest, caller Caller, p Params)
 	id := e.id
 	s.mu.Unlock()
 	s.counters.Registrations.Add(1)
-	return verbs.RegisterOk{WorkerID: id, ClusterID: s.cfg.ClusterID, Epoch: p.Epoch}, nil
+	return verbs.RegisterOk{WorkerID: id, ClusterID: s.clusterID(p), Epoch: p.Epoch}, nil
 }
 
 // machineLocked finds or creates the caller's machine and notes where it

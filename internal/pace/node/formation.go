@@ -1,0 +1,229 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/consensus"
+	"github.com/buildfleet/buildfleet/internal/pace/edkey"
+	"github.com/buildfleet/buildfleet/internal/pace/fleet"
+	"github.com/buildfleet/buildfleet/internal/pace/identity"
+	"github.com/buildfleet/buildfleet/internal/pace/machineticket"
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+	"github.com/buildfleet/buildfleet/internal/pace/wire"
+)
+
+// bootstrap is the fleet this node asks to join (pace-node §9.2, with --fleet-seed): its
+// cluster, and the leader whose key this node trusts until the fleet's own state arrives.
+type bootstrap struct {
+	ClusterID    string `json:"cluster_id"`
+	LeaderID     string `json:"leader_id"`
+	RaftEndpoint string `json:"raft_endpoint"`
+	NodeEndpoint string `json:"node_endpoint"`
+	Key          string `json:"key"`
+}
+
+// bootstrapFile, in the state directory, keeps the fleet asked across restarts.
+const bootstrapFile = "fleet-endpoints"
+
+// seekEvery paces asking the seeds, and reminding the operator while not yet admitted.
+const seekEvery = 10 * time.Second
+
+func (n *Node) loadBootstrap() {
+	b, err := os.ReadFile(filepath.Join(n.plan.StateDir, bootstrapFile))
+	if err != nil {
+		return
+	}
+	var boot bootstrap
+	if json.Unmarshal(b, &boot) == nil && boot.ClusterID != "" {
+		n.boot.Store(&boot)
+	}
+}
+
+// bootstrapRoster is the voter a node asking to join trusts: the fleet's leader.
+func (n *Node) bootstrapRoster() []fleet.Member {
+	b := n.boot.Load()
+	if b == nil {
+		return nil
+	}
+	key, err := edkey.Parse(b.Key)
+	if err != nil {
+		return nil
+	}
+	return []fleet.Member{{ID: b.LeaderID, Seat: fleet.Voter, RaftEndpoint: b.RaftEndpoint, NodeEndpoint: b.NodeEndpoint, Key: key}}
+}
+
+// seekFleet, on a node given --fleet-seed that still leads its own cluster of one, asks the
+// seeds for their fleet (a signed FLEET-SUMMARY, checked against --fleet-id when pinned),
+// records it and asks to be admitted: the node goes pending and dials the fleet's leader,
+// which refuses it until an operator admits it there. Discovery admits nobody; nor does this.
+func (n *Node) seekFleet(ctx context.Context) {
+	if len(n.plan.Cfg.FleetSeeds) == 0 {
+		return
+	}
+	t := time.NewTicker(seekEvery)
+	defer t.Stop()
+	reminded := time.Time{}
+	for {
+		mode := n.cons.Status().Mode
+		if mode != consensus.Solitary && mode != consensus.Pending || n.cons.State().Len() > 1 {
+			return // a member of a fleet now
+		}
+		if b := n.boot.Load(); b == nil {
+			n.askToJoin(ctx)
+		} else if time.Since(reminded) > time.Minute {
+			reminded = time.Now()
+			n.logAdmitLine(b)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *Node) askToJoin(ctx context.Context) {
+	b, err := n.askSeeds(ctx)
+	if err != nil {
+		n.log.Warn("no fleet to join yet", "seeds", n.plan.Cfg.FleetSeeds, "err", err)
+		return
+	}
+	data, _ := json.Marshal(b)
+	if err := writeFileAtomic(filepath.Join(n.plan.StateDir, bootstrapFile), data); err != nil {
+		n.log.Error("recording the fleet asked", "err", err)
+		return
+	}
+	n.boot.Store(b)
+	if err := n.cons.SetPending(ctx, true); err != nil {
+		n.log.Error("asking to join", "err", err)
+		return
+	}
+	n.logAdmitLine(b)
+}
+
+// logAdmitLine tells the operator what admits this node.
+func (n *Node) logAdmitLine(b *bootstrap) {
+	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.plan.RaftEndpoint, n.id.Key.PublicText())
+	n.log.Info("asking a fleet to admit this node: it is refused until an operator admits it there",
+		"fleet", b.ClusterID, "leader", b.LeaderID, "at", b.NodeEndpoint,
+		"admit_with", fmt.Sprintf("pace-node --scheduler=%s --cluster-admit=%s (or --cluster-admit-learner=%s)", b.NodeEndpoint, self, self))
+}
+
+// askSeeds asks each seed in turn, following one hop to the leader a seed names.
+func (n *Node) askSeeds(ctx context.Context) (*bootstrap, error) {
+	var errs []error
+	for _, seed := range n.plan.Cfg.FleetSeeds {
+		b, err := n.leaderOf(ctx, seed)
+		if err == nil {
+			return b, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", seed, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (n *Node) leaderOf(ctx context.Context, seed string) (*bootstrap, error) {
+	s, key, err := askSummary(ctx, seed)
+	if err == nil && s.NodeID != s.LeaderID && s.LeaderNodeEndpoint != "" {
+		s, key, err = askSummary(ctx, s.LeaderNodeEndpoint)
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case s.ClusterID == n.cons.State().ClusterID():
+		return nil, errors.New("it is this node's own cluster")
+	case s.NodeID != s.LeaderID || s.RaftEndpoint == "":
+		return nil, fmt.Errorf("neither it nor the leader it names (%q) answered as the leader", s.LeaderID)
+	}
+	if err := n.checkPin(s.ClusterID, key); err != nil {
+		return nil, err
+	}
+	return &bootstrap{ClusterID: s.ClusterID, LeaderID: s.NodeID, RaftEndpoint: s.RaftEndpoint,
+		NodeEndpoint: s.NodeEndpoint, Key: edkey.Text(key)}, nil
+}
+
+// checkPin applies --fleet-id: only the pinned cluster, and only a pinned key's word.
+func (n *Node) checkPin(cluster string, key []byte) error {
+	pin := n.plan.Cfg.FleetID
+	if pin.ClusterID == "" {
+		n.log.Info("trusting the fleet's key on first use (no --fleet-id pin)", "fleet", cluster, "key", edkey.Text(key))
+		return nil
+	}
+	if cluster != pin.ClusterID {
+		n.counters.formationYieldsRefusedPin.Add(1)
+		return fmt.Errorf("fleet %s is not the one --fleet-id pins (%s)", cluster, pin.ClusterID)
+	}
+	if !slices.ContainsFunc(pin.Keys, func(k []byte) bool { return string(k) == string(key) }) {
+		n.counters.formationYieldsRefusedPin.Add(1)
+		return fmt.Errorf("the leader's key %s is not one --fleet-id pins", edkey.Text(key))
+	}
+	return nil
+}
+
+// askSummary asks addr for its signed fleet summary and checks the signature.
+func askSummary(ctx context.Context, addr string) (verbs.FleetSummary, []byte, error) {
+	var req verbs.FleetSummaryRequest
+	if _, err := rand.Read(req.Nonce[:]); err != nil {
+		return verbs.FleetSummary{}, nil, err
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return verbs.FleetSummary{}, nil, err
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := nc.Write(machineticket.Request(wire.OpFleetSummary, req.Append(nil))); err != nil {
+		return verbs.FleetSummary{}, nil, err
+	}
+	_, body, err := wire.ReadReply(bufio.NewReader(nc), wire.OpFleetSummary, wire.MaxRefusalReply, nil)
+	if err != nil {
+		return verbs.FleetSummary{}, nil, err
+	}
+	ok, err := verbs.ParseFleetSummaryOk(body)
+	if err != nil {
+		return verbs.FleetSummary{}, nil, err
+	}
+	if !identity.Verify(ok.Key, ok.Signature, wire.LabelFleetSummary, req.Nonce[:], ok.SummaryRaw) {
+		return verbs.FleetSummary{}, nil, errors.New("the summary's signature does not verify under the key it came with")
+	}
+	return ok.Summary, ok.Key, nil
+}
+
+// linkAccepted is told of every consensus link this node dialled that the other end accepted.
+// A node asking to join is admitted when the fleet's leader accepts its link: it dissolves its
+// own cluster and becomes the fleet's learner, learning the fleet from the leader.
+func (n *Node) linkAccepted(peer string) {
+	b := n.boot.Load()
+	if b == nil || peer != b.LeaderID || n.cons.Status().Mode != consensus.Pending {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.cons.Join(ctx, b.ClusterID); err != nil {
+		n.log.Error("admitted by the fleet, but could not join it", "fleet", b.ClusterID, "err", err)
+		return
+	}
+	n.counters.formationJoins.Add(1)
+	n.log.Info("admitted: this node's own cluster is dissolved and archived; it is now a learner of the fleet",
+		"fleet", b.ClusterID, "leader", b.LeaderID)
+}
+
+// writeFileAtomic writes a small state file through a temporary file and a rename.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
