@@ -15,8 +15,13 @@ import (
 // been since the last heartbeat, available memory and free scratch space, so the scheduler
 // withdraws a machine busy with work that is not the fleet's. A figure it cannot read is left
 // absent, which the scheduler takes as unknown rather than idle.
+//
+// Several nodes on one host (tests, the demo) cannot tell their fleet's compiles from other
+// work on a CPU they share: PACE_NODE_SHARED_CPU=1 leaves the CPU figure out, so the scheduler
+// takes it as unknown rather than withdrawing every machine at once.
 type loadSampler struct {
 	mu          sync.Mutex
+	sharedCPU   bool
 	busy, all   uint64 // the last /proc/stat cpu line's busy and total jiffies
 	readStat    func() ([]byte, error)
 	readMem     func() uint64
@@ -25,12 +30,12 @@ type loadSampler struct {
 
 func newLoadSampler() *loadSampler {
 	return &loadSampler{readStat: func() ([]byte, error) { return os.ReadFile("/proc/stat") },
-		readMem: memAvailable, statScratch: freeBytes}
+		readMem: memAvailable, statScratch: freeBytes, sharedCPU: os.Getenv("PACE_NODE_SHARED_CPU") == "1"}
 }
 
 // sample fills the host facts of a heartbeat's Load; scratch is the worker's scratch root.
 func (s *loadSampler) sample(l *verbs.Load, scratch string) {
-	if p, ok := s.cpuPermille(); ok {
+	if p, ok := s.cpuPermille(); ok && !s.sharedCPU {
 		l.CPUBusyPermille = verbs.Some(p)
 	}
 	if avail := s.readMem(); avail > 0 {
