@@ -68,12 +68,23 @@ func (n *Node) schedulerServe(c *frameserver.Conn, req *frameserver.Request, cal
 	} else {
 		caller.Addr = netip.Addr{}
 	}
+	if req.Op() == wire.OpLease {
+		n.dropForgottenWorkers() // a forget reaches the very next grant
+	}
 	body, err := n.sched.Serve(nil, req.Op(), req.Fields, caller, n.params())
 	if err != nil {
 		ref, _ := scheduler.RefusalOf(err)
 		return frameserver.Refuse(ref)
 	}
 	return frameserver.Ok(body)
+}
+
+// dropForgottenWorkers removes the registrations of machines the cluster forgot.
+func (n *Node) dropForgottenWorkers() {
+	st := n.cons.State()
+	if dropped := n.sched.DropRevoked(func(key []byte) bool { return st.Revoked(key) }); dropped > 0 {
+		n.log.Warn("dropped the registrations of a machine the cluster forgot", "registrations", dropped)
+	}
 }
 
 func (n *Node) params() scheduler.Params {

@@ -207,6 +207,7 @@ func (n *Node) serve(ctx context.Context) {
 // sweep expires leases and silent workers while this node leads (every 5 s).
 func (n *Node) sweep() {
 	if n.cons.IsLeader() {
+		n.dropForgottenWorkers()
 		n.sched.Sweep()
 	}
 }

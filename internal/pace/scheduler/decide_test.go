@@ -1,7 +1,9 @@
 package scheduler
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -299,5 +301,28 @@ func TestGrantsNameTheClusterTheLeaderLeadsNow(t *testing.T) {
 	}
 	if c := f.signer.last(); c.ClusterID != "fleet-b" {
 		t.Fatalf("a grant names cluster %q, want the one the leader leads now", c.ClusterID)
+	}
+}
+
+// A machine the cluster forgot is granted nothing from the next decision on: its
+// registrations go, and so do the leases it held.
+func TestAForgottenMachineIsGrantedNothing(t *testing.T) {
+	f := newFixture(t)
+	fp := "fp-forget"
+	f.register("a", "10.0.0.1", fp, 4)
+	f.register("b", "10.0.0.2", fp, 1)
+	f.mustLease(fp, "k1")
+	forgotten := caller("a", "10.0.0.1").Key
+	if n := f.s.DropRevoked(func(key []byte) bool { return bytes.Equal(key, forgotten) }); n != 1 {
+		t.Fatalf("dropped %d registrations, want a's one", n)
+	}
+	for i := range 3 {
+		g, err := f.lease(fp, fmt.Sprintf("k%d", i+2))
+		if err == nil && g.Endpoint == "10.0.0.1:6674" {
+			t.Fatal("a forgotten machine was granted a lease")
+		}
+	}
+	if f.inFlight("a") != 0 {
+		t.Error("the forgotten machine still holds leases")
 	}
 }

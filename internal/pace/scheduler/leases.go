@@ -142,3 +142,23 @@ func (r *retiredLeases) take(token, key string) bool {
 	delete(r.byToken, token)
 	return true
 }
+
+// DropRevoked removes the registrations of every machine whose key revoked reports revoked (a
+// forgotten machine, pace-consensus §7.6), with their leases, so nothing is granted to it from
+// its next decision on. It returns how many entries went.
+func (s *Scheduler) DropRevoked(revoked func(key []byte) bool) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	dropped := 0
+	for id, m := range s.machines {
+		if len(m.key) == 0 || !revoked(m.key) {
+			continue
+		}
+		for _, e := range append([]*entry(nil), m.entries...) {
+			s.expireEntryLocked(e)
+			dropped++
+		}
+		delete(s.machines, id)
+	}
+	return dropped
+}
