@@ -15,6 +15,9 @@ echo
 echo "### pace-node dispatch: LEASE+RELEASE round trips and per-TU dispatch overhead"
 scripts/bench-dispatch.sh
 echo
+echo "### pace across machines (network namespaces): failover, LEASE throughput at three voters, per-TU overhead"
+scripts/bench-fleet.sh
+echo
 echo "### pace-cc vs ccache vs plain gcc: Redis and LevelDB builds, hit latency"
 scripts/bench-cc.sh
 echo
