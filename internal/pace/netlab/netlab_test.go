@@ -186,7 +186,7 @@ func TestCloseLeavesNothingBehind(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if !running.killed(2 * time.Second) {
+	if !running.killed(15 * time.Second) {
 		t.Errorf("a process in a closed lab's host was still running")
 	}
 	listed := netnsList(t)
@@ -303,7 +303,7 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 	}
 	serve := startHelper(t, mustOpenOwned(t, left[1]), "sleep")
 	owner.cmd.Process.Signal(syscall.SIGKILL)
-	if !owner.killed(2 * time.Second) {
+	if !owner.killed(15 * time.Second) {
 		t.Fatal("own-lab outlived SIGKILL")
 	}
 
@@ -317,7 +317,7 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 			t.Errorf("%s outlived its process's death and the next New", ns)
 		}
 	}
-	if !serve.killed(2 * time.Second) {
+	if !serve.killed(15 * time.Second) {
 		t.Errorf("the process in the dead lab's host was not killed")
 	}
 }
