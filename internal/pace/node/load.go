@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/buildfleet/buildfleet/internal/pace/store"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 )
 
@@ -98,4 +99,22 @@ func freeBytes(dir string) (uint64, bool) {
 		return 0, false
 	}
 	return st.Bavail * uint64(st.Bsize), true
+}
+
+// cacheLoad is the node's tier as a heartbeat carries it (memory tier, then disk tier), empty
+// without a tier.
+func (n *Node) cacheLoad() verbs.CacheLoad {
+	if n.tier == nil {
+		return verbs.CacheLoad{}
+	}
+	st := n.tier.Stats()
+	tier := func(t store.TierStats) verbs.TierLoad {
+		if !t.Enabled {
+			return verbs.TierLoad{}
+		}
+		return verbs.TierLoad{Present: true, Items: verbs.Some(uint64(t.Items)), Bytes: verbs.Some(uint64(t.Bytes)),
+			Evictions: verbs.Some(t.Evictions), IndexBytes: verbs.Some(uint64(t.IndexBytes))}
+	}
+	return verbs.CacheLoad{Hits: verbs.Some(st.Hits), Misses: verbs.Some(st.Misses),
+		Tiers: []verbs.TierLoad{tier(st.Memory), tier(st.Disk)}}
 }

@@ -205,6 +205,7 @@ func (r *registrar) heartbeat(ctx context.Context) error {
 	st := r.n.work.Status()
 	load := verbs.Load{Cordoned: st.Cordon != 1, CompileBudgetFull: st.BudgetLimited}
 	r.load.sample(&load, st.ScratchRoot)
+	load.Cache = r.n.cacheLoad()
 	for _, id := range r.workerIDs {
 		req := verbs.HeartbeatRequest{WorkerID: id, InFlight: uint32(st.InFlight), Load: load}
 		if _, err := r.do(ctx, wire.OpHeartbeat, req.Append(nil)); err != nil {
