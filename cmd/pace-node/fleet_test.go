@@ -13,17 +13,17 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/netlab"
 )
 
-// TestAFleetAcrossMachines: five machines, each a pace-node in a network namespace of its own
+// TestAFleetAcrossMachines: five machines (and an intruder), each a pace-node in a network namespace of its own
 // on one segment, form a fleet the way an operator would: v1 founds it; the others start with
 // --fleet-seed, ask to join and are admitted with the line they log — v2 and v3 as voters
 // (learners first, promoted once caught up), l1 and client as learners. Then a Lua build on
 // the client compiles on the other machines; the leader is killed in the middle of it; a voter
 // is partitioned and heals; a machine is forgotten; a promotion that would lose the quorum is
-// refused; a copied state directory is refused as own-id.
+// refused; a machine that claims a member's id under another key is refused its proof.
 func TestAFleetAcrossMachines(t *testing.T) {
-	_, hosts := netlab.ForTest(t, "v1", "v2", "v3", "l1", "client")
+	_, hosts := netlab.ForTest(t, "v1", "v2", "v3", "l1", "client", "intruder")
 	ms := map[string]*machine{}
-	for _, h := range hosts {
+	for _, h := range hosts[:5] {
 		ms[h.Name()] = newMachine(t, h)
 	}
 	v1 := ms["v1"]
@@ -65,6 +65,28 @@ func TestAFleetAcrossMachines(t *testing.T) {
 			t.Fatalf("promoting a member that never connected: %v\n%s", err, out)
 		}
 		admit(t, leader, "--cluster-forget=ghost")
+	})
+	t.Run("a machine claiming a member's id with another key is refused its proof", func(t *testing.T) {
+		leader := leaderMachine(t, voters)
+		victim := voters[0]
+		if victim == leader {
+			victim = voters[1]
+		}
+		impostor := &machine{t: t, name: victim.name, host: hosts[5], dir: t.TempDir()}
+		impostor.start("--slots=0", "--fleet-seed="+leader.addr())
+		defer func() {
+			if t.Failed() {
+				t.Log(impostor.logText())
+			}
+		}()
+		eventually(t, "the impostor's proof refused", 30*time.Second, func() (bool, string) {
+			n := leader.metric("pace_raft_peer_connections_refused_proof_total")
+			return n > 0, fmt.Sprint(n)
+		})
+		if n := impostor.metric("pace_raft_peer_dials_ended_by_acceptor_total"); n < 1 {
+			t.Errorf("the impostor's own count of closed dials: %v", n)
+		}
+		impostor.kill()
 	})
 	t.Run("a forget ends the forgotten machine's links, and its redials are refused", func(t *testing.T) {
 		leader := leaderMachine(t, voters)
