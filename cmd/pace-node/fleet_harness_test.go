@@ -156,7 +156,7 @@ func (m *machine) metric(series string) float64 {
 }
 
 // status is --cluster-status as this machine's operator sees it.
-func (m *machine) status() string { return m.operator("--scheduler=" + m.addr(), "--cluster-status") }
+func (m *machine) status() string { return m.operator("--scheduler="+m.addr(), "--cluster-status") }
 
 // seats counts the voters and learners a status report lists.
 func seats(status string) (voters, learners int) {
