@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/netlab"
+	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
 // TestAFleetAcrossMachines: five machines (and an intruder), each a pace-node in a network namespace of its own
@@ -18,8 +18,9 @@ import (
 // --fleet-seed, ask to join and are admitted with the line they log — v2 and v3 as voters
 // (learners first, promoted once caught up), l1 and client as learners. Then a Lua build on
 // the client compiles on the other machines; the leader is killed in the middle of it; a voter
-// is partitioned and heals; a machine is forgotten; a promotion that would lose the quorum is
-// refused; a machine that claims a member's id under another key is refused its proof.
+// is partitioned and heals; a promotion that would lose the quorum is
+// refused; hostile frames and a machine that claims a member's id under another key are
+// refused; a machine is forgotten; two voters die for good and the survivor is recovered.
 func TestAFleetAcrossMachines(t *testing.T) {
 	_, hosts := netlab.ForTest(t, "v1", "v2", "v3", "l1", "client", "intruder")
 	ms := map[string]*machine{}
@@ -66,6 +67,14 @@ func TestAFleetAcrossMachines(t *testing.T) {
 		}
 		admit(t, leader, "--cluster-forget=ghost")
 	})
+	t.Run("hostile frames at the leader are each refused under their own counter", func(t *testing.T) {
+		leader := leaderMachine(t, voters)
+		other := voters[0]
+		if other == leader {
+			other = voters[1]
+		}
+		attackTheLink(t, newLinkAttacker(t, hosts[5], leader, slices.Collect(maps.Values(ms))), ms["l1"], other)
+	})
 	t.Run("a machine claiming a member's id with another key is refused its proof", func(t *testing.T) {
 		leader := leaderMachine(t, voters)
 		victim := voters[0]
@@ -73,6 +82,7 @@ func TestAFleetAcrossMachines(t *testing.T) {
 			victim = voters[1]
 		}
 		impostor := &machine{t: t, name: victim.name, host: hosts[5], dir: t.TempDir()}
+		before := leader.metric("pace_raft_peer_connections_refused_proof_total")
 		impostor.start("--slots=0", "--fleet-seed="+leader.addr())
 		defer func() {
 			if t.Failed() {
@@ -81,21 +91,19 @@ func TestAFleetAcrossMachines(t *testing.T) {
 		}()
 		eventually(t, "the impostor's proof refused", 30*time.Second, func() (bool, string) {
 			n := leader.metric("pace_raft_peer_connections_refused_proof_total")
+			return n > before, fmt.Sprint(n)
+		})
+		eventually(t, "the impostor's own count of closed dials", 10*time.Second, func() (bool, string) {
+			n := impostor.metric("pace_raft_peer_dials_ended_by_acceptor_total")
 			return n > 0, fmt.Sprint(n)
 		})
-		if n := impostor.metric("pace_raft_peer_dials_ended_by_acceptor_total"); n < 1 {
-			t.Errorf("the impostor's own count of closed dials: %v", n)
-		}
 		impostor.kill()
 	})
-	t.Run("a forget ends the forgotten machine's links, and its redials are refused", func(t *testing.T) {
-		leader := leaderMachine(t, voters)
-		admit(t, leader, "--cluster-forget=l1")
-		l1 := ms["l1"]
-		eventually(t, "l1 told its key is revoked", 30*time.Second, func() (bool, string) {
-			n := l1.metric("pace_raft_peer_dials_refused_own_key_revoked_total") + l1.metric("pace_raft_peer_dials_ended_key_withdrawn_total")
-			return n > 0, fmt.Sprint(n)
-		})
+	t.Run("a forget ends the forgotten machine's link and proven session; its worker is granted nothing", func(t *testing.T) {
+		forgetAMachine(t, ms, voters, hosts[5])
+	})
+	t.Run("a quorum lost for good comes back by the offline recovery", func(t *testing.T) {
+		recoverALostQuorum(t, voters)
 	})
 }
 
@@ -132,69 +140,6 @@ func leaderMachine(t *testing.T, voters []*machine) *machine {
 	return leader
 }
 
-// luaAcrossMachines builds Lua on the client, whose node has no worker, with every compile
-// leased from the fleet's leader and compiled elsewhere; once compiles are flowing the leader
-// is killed, and the build must still finish with every object byte-identical to plain gcc's.
-func luaAcrossMachines(t *testing.T, ms map[string]*machine) {
-	tarball := corpusTarball(t, "lua5.4_5.4.4.orig.tar.gz")
-	plain := untarIn(t, tarball)
-	cmd := exec.Command("make", "-j2", "posix")
-	cmd.Dir = plain
-	out, err := cmd.CombinedOutput()
-	must(t, out, err, "plain build")
-	src := untarIn(t, tarball)
-	client := ms["client"]
-	build := client.host.Command(context.Background(), "make", "-j2", "posix", "CC="+paceCC+" gcc")
-	build.Dir = src
-	build.Env = append(os.Environ(), "HOME="+t.TempDir(), "PACE_ADDR=127.0.0.1:6674", "PACE_SCHEDULER=127.0.0.1:6674", "LC_ALL=C")
-	var buildOut strings.Builder
-	build.Stdout, build.Stderr = &buildOut, &buildOut
-	if err := build.Start(); err != nil {
-		t.Fatal(err)
-	}
-	v1 := ms["v1"]
-	finished := make(chan error, 1)
-	go func() { finished <- build.Wait() }()
-	eventually(t, "compiles leased by the founder", 2*time.Minute, func() (bool, string) {
-		select {
-		case err := <-finished:
-			t.Fatalf("the build ended (%v) before the founder leased 4 compiles:\n%s", err, buildOut.String())
-		default:
-		}
-		n := v1.metric("pace_dispatch_leases_granted_total")
-		return n >= 4, fmt.Sprint(n)
-	})
-	v1.kill() // the leader, in the middle of the build
-	if err := <-finished; err != nil {
-		t.Fatalf("the build failed after the leader died: %v\n%s", err, buildOut.String())
-	}
-	compiled := 0.0
-	for _, name := range []string{"v1", "v2", "v3", "l1"} {
-		if name != "v1" {
-			compiled += ms[name].metric("pace_worker_jobs_completed_total")
-		}
-	}
-	if compiled == 0 {
-		t.Fatalf("no compile landed on the surviving machines; build log:\n%s", buildOut.String())
-	}
-	objs, _ := filepath.Glob(filepath.Join(src, "src", "*.o"))
-	if len(objs) < 30 {
-		t.Fatalf("%d objects", len(objs))
-	}
-	for _, o := range objs {
-		sameFile(t, o, filepath.Join(plain, "src", filepath.Base(o)))
-	}
-	t.Logf("%d objects byte-identical to plain gcc; %.0f compiled on v2, v3 and l1", len(objs), compiled)
-}
-
-func untarIn(t *testing.T, tarball string) string {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("tar", "-xzf", tarball, "-C", dir, "--strip-components=1").CombinedOutput()
-	must(t, out, err, "untar")
-	return dir
-}
-
 // partitionAndHeal cuts one follower off, commits a change without it, and checks it applies
 // the change once it is back.
 func partitionAndHeal(t *testing.T, voters []*machine) {
@@ -221,4 +166,65 @@ func partitionAndHeal(t *testing.T, voters []*machine) {
 		got := cut.metric("pace_node_consensus_commit_index")
 		return got >= want, fmt.Sprintf("%v of %v", got, want)
 	})
+}
+
+// forgetAMachine forgets l1, a learner with a worker, while it holds a consensus link to the
+// leader and while a copy of its key holds a proven node-port session there: the link ends, the
+// session's next request is refused as a revoked key, and a build after the forget lands no
+// compile on l1.
+func forgetAMachine(t *testing.T, ms map[string]*machine, voters []*machine, from *netlab.Host) {
+	leader := leaderMachine(t, voters)
+	l1 := ms["l1"]
+	session := newLinkAttacker(t, from, leader, slices.Collect(maps.Values(ms))).provenSession(l1)
+	defer session.Close()
+	revokedBefore := leader.metric("pace_node_requests_refused_key_revoked_total")
+	admit(t, leader, "--cluster-forget=l1")
+	eventually(t, "l1 told its key is revoked", 30*time.Second, func() (bool, string) {
+		n := l1.metric("pace_raft_peer_dials_refused_own_key_revoked_total") + l1.metric("pace_raft_peer_dials_ended_key_withdrawn_total")
+		return n > 0, fmt.Sprint(n)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, _, err := session.Do(ctx, wire.OpClusterStatus); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("the forgotten machine's proven session, next request: %v", err)
+	}
+	if n := leader.metric("pace_node_requests_refused_key_revoked_total"); n <= revokedBefore {
+		t.Fatalf("pace_node_requests_refused_key_revoked_total stayed at %v", n)
+	}
+	onL1 := jobsOn(ms, "l1")
+	elsewhere := jobsOn(ms, "v1", "v2", "v3")
+	startLuaBuild(t, ms["client"], "MYCFLAGS=-DPACE_AFTER_FORGET").wait(t, "a build after the forget")
+	if n := jobsOn(ms, "l1"); n != onL1 {
+		t.Fatalf("the forgotten machine compiled %v jobs after the forget", n-onL1)
+	}
+	if n := jobsOn(ms, "v1", "v2", "v3"); n <= elsewhere {
+		t.Fatalf("the build after the forget compiled nothing on the voters (%v then, %v now)", elsewhere, n)
+	}
+}
+
+// recoverALostQuorum kills two of the three voters for good: the survivor commits nothing. Once
+// it is stopped, pace-node --cluster-recover makes it the only voter; restarted, it leads again
+// and commits.
+func recoverALostQuorum(t *testing.T, voters []*machine) {
+	survivor := voters[0]
+	for _, m := range voters[1:] {
+		m.kill()
+	}
+	eventually(t, "the survivor to lose its leader", 30*time.Second, func() (bool, string) {
+		n := survivor.metric("pace_node_consensus_leader")
+		return n == 0, fmt.Sprint(n)
+	})
+	if out, err := survivor.tryOperator("--scheduler="+survivor.addr(), "--cluster-set=lease-lifetime=8min"); err == nil {
+		t.Fatalf("a change committed without a quorum:\n%s", out)
+	}
+	survivor.kill()
+	out := survivor.operator("--cluster-dir="+survivor.dir, "--cluster-recover")
+	t.Logf("--cluster-recover:\n%s", out)
+	survivor.start("--slots=2")
+	eventually(t, "the recovered voter to lead", 30*time.Second, func() (bool, string) {
+		st, err := survivor.tryOperator("--scheduler="+survivor.addr(), "--cluster-status")
+		v, _ := seats(st)
+		return err == nil && leaderOf(st) == survivor.name && v == 1, st
+	})
+	admit(t, survivor, "--cluster-set=lease-lifetime=8min")
 }
