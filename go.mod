@@ -16,7 +16,6 @@ require (
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0
 	google.golang.org/protobuf v1.36.12
-	lukechampine.com/blake3 v1.4.1
 	modernc.org/sqlite v1.62.0
 	pgregory.net/rapid v1.3.0
 )
