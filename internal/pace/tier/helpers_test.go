@@ -2,12 +2,8 @@ package tier
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +11,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/kv"
 	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport/promexporttest"
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -109,23 +106,7 @@ func kvOpts(srv *kv.Server, password string) kvclient.Options {
 // kvMetric scrapes one series from pace-kv's /metrics.
 func kvMetric(t testing.TB, srv *kv.Server, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.MetricsAddr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, v, ok := strings.Cut(line, " "); ok && name == series {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("series %s not exposed", series)
-	return 0
+	return promexporttest.Value(t, "http://"+srv.MetricsAddr().String()+"/metrics", series)
 }
 
 // kvFetches is how many FETCHes pace-kv has answered.
