@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,21 +124,32 @@ func TestAdmissionExpiresOnlyIdleUnpinnedLeases(t *testing.T) {
 	}
 }
 
+// Every counter is listed once, under a name of its own with a help line of its own, and no
+// two series share an atomic.
 func TestCounterNamesAreUnique(t *testing.T) {
-	seen := map[string]bool{}
+	names, helps, fields := map[string]bool{}, map[string]bool{}, map[*atomic.Uint64]bool{}
 	var c Counters
 	c.RejectedNarHash.Add(3)
-	for _, s := range c.Samples() {
-		key := s.Name + "{" + s.Label + "}"
-		if seen[key] {
-			t.Errorf("%s listed twice", key)
+	for _, m := range c.Metrics() {
+		if names[m.Name] || helps[m.Help] || m.Help == "" {
+			t.Errorf("%s: name listed twice, or help %q empty or shared", m.Name, m.Help)
 		}
-		seen[key] = true
-		if s.Name == rejected && s.Label == "nar_hash" && s.Value != 3 {
-			t.Errorf("nar_hash rejections = %d, want 3", s.Value)
+		names[m.Name], helps[m.Help] = true, true
+		series := m.Series
+		if m.Value != nil {
+			series = map[string]*atomic.Uint64{"": m.Value}
+		}
+		for _, f := range series {
+			if fields[f] {
+				t.Errorf("%s: a counter listed twice", m.Name)
+			}
+			fields[f] = true
+		}
+		if m.Name == rejected && m.Series["nar_hash"].Load() != 3 {
+			t.Errorf("nar_hash rejections = %d, want 3", m.Series["nar_hash"].Load())
 		}
 	}
-	if !seen["gradient_cache_uploads_committed_total{}"] || !seen[rejected+"{nar_hash}"] {
-		t.Error("missing names")
+	if !names["gradient_cache_uploads_committed_total"] || !names[rejected] || len(fields) != len(counterNames) {
+		t.Errorf("missing names or counters: %d of %d counters listed", len(fields), len(counterNames))
 	}
 }
