@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/clocktest"
 )
 
 // Admission against a model: whatever the order of acquires, progress, releases and time,
@@ -17,7 +19,7 @@ import (
 // refusal names the limit that was really reached, and only idle leases expire.
 func TestAdmissionKeepsItsLimits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		clk := &clock{now: time.Unix(0, 0)}
+		clk := clocktest.New(time.Unix(0, 0))
 		cfg := AdmissionConfig{LargeSlots: 2, SmallSlots: 3, SmallMax: 100, ByteBudget: 1000, Lease: 300 * time.Second, Now: clk.Now}
 		a := NewAdmission(cfg)
 		live := map[string]*Lease{}
@@ -96,7 +98,7 @@ func checkRefusal(t *rapid.T, a *Admission, cfg AdmissionConfig, live map[string
 }
 
 func TestAdmissionExpiresOnlyIdleUnpinnedLeases(t *testing.T) {
-	clk := &clock{now: time.Unix(0, 0)}
+	clk := clocktest.New(time.Unix(0, 0))
 	a := NewAdmission(AdmissionConfig{Now: clk.Now})
 	var expired []string
 	acquire := func(p string) *Lease {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/clocktest"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore/narstoretest"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -27,13 +28,8 @@ type env struct {
 	other     store.Cache // a cache the worker cannot see
 	admission *Admission
 	counters  *Counters
-	clock     *clock
+	clock     *clocktest.Clock
 }
-
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time          { return c.now }
-func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 
 func newEnv(t testing.TB, adm ...AdmissionConfig) *env {
 	t.Helper()
@@ -47,7 +43,7 @@ func newEnv(t testing.TB, adm ...AdmissionConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, dir: dir, db: db, nars: nars, counters: new(Counters), clock: &clock{now: time.Unix(1_700_000_000, 0)}}
+	e := &env{t: t, dir: dir, db: db, nars: nars, counters: new(Counters), clock: clocktest.New(time.Unix(1_700_000_000, 0))}
 	for _, c := range []*store.Cache{&e.main, &e.other} {
 		name := map[*store.Cache]string{&e.main: "main", &e.other: "other"}[c]
 		if *c, err = db.CreateCache(t.Context(), store.NewCache{Name: name}); err != nil {

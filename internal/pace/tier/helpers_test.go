@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/kv"
 	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
@@ -22,25 +23,7 @@ var (
 	offBoxPeer   = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 40000} // TEST-NET-1: never this host
 )
 
-// fakeClock is the injected clock: tests step it instead of sleeping.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clocktest.Clock { return clocktest.New(time.Unix(1_700_000_000, 0)) }
 
 // noHostAddrs is a host with loopback only, so tests never depend on the machine's interfaces.
 func noHostAddrs() ([]netip.Addr, error) { return nil, nil }
