@@ -30,6 +30,18 @@ verify:
 	$(GO) tool staticcheck ./...
 	$(GO) test -count=1 ./internal/archtest/
 
+# The packages that run goroutines of their own, under the race detector. -race needs cgo (and
+# gcc), so this run alone overrides the CGO_ENABLED=0 every build gets.
+RACE_PKGS := \
+  ./internal/pace/frameserver/ ./internal/pace/tier/ ./internal/pace/store/ ./internal/pace/worker/ \
+  ./internal/pace/scheduler/ ./internal/pace/consensus/ ./internal/pace/kv/ ./internal/pace/kvclient/ \
+  ./internal/pace/nodeproof/sealedconn/ ./internal/pace/node/ ./internal/pace/ccstats/ \
+  ./internal/gradient/wsconn/ ./internal/gradient/server/ ./internal/gradient/cacheserve/ \
+  ./internal/gradient/narstore/ ./internal/gradient/worker/
+race:
+	scripts/deps.sh test
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+
 # The test suite (make verify holds the static checks). Installs what the tests need when it
 # is missing.
 test:
