@@ -17,6 +17,7 @@ var commands = map[string]string{
 	"cmd/pace-kv":              "pace",
 	"cmd/pace-node":            "pace",
 	"cmd/pacectl":              "pace",
+	"bench/dispatch":           "pace",
 	"bench/failover":           "pace",
 	"bench/kvload":             "pace",
 	"bench/leaseload":          "pace",
