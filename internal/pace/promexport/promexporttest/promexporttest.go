@@ -49,6 +49,21 @@ func Find(r io.Reader, name string, labels ...string) (float64, error) {
 	return 0, fmt.Errorf("series %s%v not exposed", name, labels)
 }
 
+// Sum parses an exposition in the text format and returns the total of every series of the
+// family name, whatever their labels (0 when it is not exposed).
+func Sum(r io.Reader, name string) (float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return 0, fmt.Errorf("parsing the exposition: %w", err)
+	}
+	total := 0.0
+	for _, m := range families[name].GetMetric() {
+		total += value(m)
+	}
+	return total, nil
+}
+
 func hasLabels(m *dto.Metric, pairs []string) bool {
 	if len(m.GetLabel())*2 != len(pairs) {
 		return false
