@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 TESTFLAGS ?= -timeout 28m
 FUZZTIME  ?= 30s
 
-.PHONY: all build test vet demo bench fuzz deps clean
+.PHONY: all build test vet verify race demo bench fuzz deps clean
 
 all: build
 
@@ -20,10 +20,33 @@ deps:
 vet:
 	$(GO) vet ./...
 
-# Everything CI checks. Installs what the tests need when it is missing.
+# The checks that need no services: formatting, a tidy go.mod, vet, staticcheck (a tool of
+# go.mod, so its version is the module's) and the architecture tests. CI runs it first.
+verify:
+	@echo "gofmt -l ."; files=$$(gofmt -l .); \
+	  if [ -n "$$files" ]; then echo "gofmt: these files are not formatted (gofmt -w them):"; echo "$$files"; exit 1; fi
+	$(GO) mod tidy -diff
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) test -count=1 ./internal/archtest/
+
+# The packages that run goroutines of their own, under the race detector. -race needs cgo (and
+# gcc), so this run alone overrides the CGO_ENABLED=0 every build gets.
+RACE_PKGS := \
+  ./internal/pace/frameserver/ ./internal/pace/tier/ ./internal/pace/store/ ./internal/pace/worker/ \
+  ./internal/pace/scheduler/ ./internal/pace/consensus/ ./internal/pace/kv/ ./internal/pace/kvclient/ \
+  ./internal/pace/nodeproof/sealedconn/ ./internal/pace/node/ ./internal/pace/ccstats/ \
+  ./internal/pace/peerlink/peerconn/ ./internal/pace/raftnet/ \
+  ./internal/gradient/wsconn/ ./internal/gradient/server/ ./internal/gradient/cacheserve/ \
+  ./internal/gradient/narstore/ ./internal/gradient/worker/
+race:
+	scripts/deps.sh test
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+
+# The test suite (make verify holds the static checks). Installs what the tests need when it
+# is missing.
 test:
 	scripts/deps.sh test
-	$(GO) vet ./...
 	scripts/test.sh $(TESTFLAGS)
 
 demo:

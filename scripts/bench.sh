@@ -13,7 +13,7 @@ echo "### gradient: 512 KiB NarPush frames through wsconn on loopback (goal >= 1
 go test -run='^$' -bench=Throughput -benchmem -benchtime=2s -count=3 ./internal/gradient/wsconn/ 2>&1 | grep -E '^(Benchmark|ok|FAIL)'
 echo
 echo "### pace-node dispatch: LEASE+RELEASE round trips and per-TU dispatch overhead"
-scripts/bench-dispatch.sh
+go run ./bench/dispatch
 echo
 echo "### pace across machines (network namespaces): failover, LEASE throughput at three voters, per-TU overhead"
 scripts/bench-fleet.sh

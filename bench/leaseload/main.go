@@ -50,11 +50,9 @@ func main() {
 		os.Exit(2)
 	}
 	if *cannedListen != "" {
-		if err := serveCanned(c, *cannedListen); err != nil {
-			fmt.Fprintln(os.Stderr, "leaseload:", err)
-			os.Exit(1)
-		}
-		return
+		// serveCanned serves until killed: it returns only when it fails.
+		fmt.Fprintln(os.Stderr, "leaseload:", serveCanned(c, *cannedListen))
+		os.Exit(1)
 	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "leaseload:", err)

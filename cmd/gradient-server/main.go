@@ -30,8 +30,8 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
 )
 
@@ -107,7 +107,7 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening NAR storage: %w", err)
 	}
-	secrets, err := secretbox.LoadOrCreate(o.dataDir)
+	secrets, err := aeadbox.LoadOrCreate(o.dataDir)
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}

@@ -9,13 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/netlab"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport/promexporttest"
 )
 
 // machine is one pace-node process on a host of its own (a network namespace with its own
@@ -143,14 +143,9 @@ func (m *machine) metric(series string) float64 {
 		return -1
 	}
 	defer resp.Body.Close()
-	total := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if ok && (name == series || strings.HasPrefix(name, series+"{")) {
-			v, _ := strconv.ParseFloat(value, 64)
-			total += v
-		}
+	total, err := promexporttest.Sum(resp.Body, series)
+	if err != nil {
+		m.t.Fatal(err)
 	}
 	return total
 }

@@ -6,17 +6,16 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/kv"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport/promexporttest"
 )
 
 // paceCC is a pace-cc binary built once for these tests.
@@ -123,20 +122,7 @@ func (n *nodeProc) metric(series string) float64 {
 
 func scrape(t *testing.T, url, series string) float64 {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, v, ok := strings.Cut(line, " "); ok && name == series {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	t.Fatalf("series %s not exposed", series)
-	return 0
+	return promexporttest.Value(t, url, series)
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,9 @@ type listedPackage struct {
 	Name       string
 	Doc        string
 	Deps       []string
+	// TestImports and XTestImports are what the package's tests import besides.
+	TestImports  []string
+	XTestImports []string
 }
 
 // goList runs `go list -json` over patterns and decodes its stream of package objects.
@@ -53,6 +57,8 @@ func TestEveryPackageHasADocComment(t *testing.T) {
 	}
 }
 
+// TestPaceAndGradientNeverImportEachOther: no package of one system, command or load
+// generator depends on the other system, and neither do its tests.
 func TestPaceAndGradientNeverImportEachOther(t *testing.T) {
 	for _, p := range goList(t, "./...") {
 		own, other := systemOf(p.ImportPath), ""
@@ -60,7 +66,7 @@ func TestPaceAndGradientNeverImportEachOther(t *testing.T) {
 			continue
 		}
 		other = map[string]string{"pace": "gradient", "gradient": "pace"}[own]
-		for _, d := range p.Deps {
+		for _, d := range slices.Concat(p.Deps, p.TestImports, p.XTestImports) {
 			if systemOf(d) == other {
 				t.Errorf("%s (a %s package) depends on %s", p.ImportPath, own, d)
 			}
@@ -68,12 +74,13 @@ func TestPaceAndGradientNeverImportEachOther(t *testing.T) {
 	}
 }
 
-// systemOf names the system an import path belongs to, or "" for shared and outside code.
+// systemOf names the system an import path belongs to, or "" for shared and outside code:
+// internal/<system>/... by its path, a main package by its row in commands.
 func systemOf(path string) string {
 	for _, sys := range []string{"pace", "gradient"} {
-		if strings.HasPrefix(path, module+"/internal/"+sys+"/") || strings.HasPrefix(path, module+"/cmd/"+sys+"-") {
+		if strings.HasPrefix(path, module+"/internal/"+sys+"/") {
 			return sys
 		}
 	}
-	return ""
+	return commands[strings.TrimPrefix(path, module+"/")]
 }

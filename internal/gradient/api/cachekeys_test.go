@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/binarycache"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 )
 
 // A cache is created with its signing key: the store keeps it sealed, the API shows only
 // the public key (on create, show and list), and that key verifies the sealed key's
 // signatures.
 func TestCacheIsCreatedWithASigningKey(t *testing.T) {
-	box, err := secretbox.New(bytes.Repeat([]byte{3}, 32))
+	box, err := aeadbox.New(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}

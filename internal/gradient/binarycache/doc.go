@@ -6,7 +6,7 @@
 // # Keys and signatures
 //
 // Every cache has an ed25519 key pair, made when the cache is created (Keys.Create) and
-// kept sealed with secretbox under PurposeSigningKey. The sealed value is the Nix secret
+// kept sealed with aeadbox under PurposeSigningKey. The sealed value is the Nix secret
 // key text "name:base64(private key)", so the key's name travels with it. The name is
 // "<host>-<cache>-1" (Keys.Host, "gradient" by default; the "-1" leaves room for a
 // rotation). Keys.PublicKey gives the "name:base64(public key)" line a user puts in

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore/narstoretest"
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/store/sqlite"
 )
@@ -42,7 +42,7 @@ func newRig(t testing.TB, mods ...func(*Config)) *rig {
 	t.Cleanup(func() { db.Close() })
 	nars, err := narstore.Open(dir)
 	check(t, err)
-	box, err := secretbox.New(bytes.Repeat([]byte{1}, 32))
+	box, err := aeadbox.New(bytes.Repeat([]byte{1}, 32))
 	check(t, err)
 	r := &rig{t: t, dir: dir, db: db, nars: nars, keys: NewKeys(box, "", nil)}
 	r.pub, r.priv = r.cache("pub", true), r.cache("priv", false)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 )
 
 // DefaultKeyHost starts key names when the server names no host.
@@ -18,7 +18,7 @@ const maxOpenKeys = 1024
 
 // Keys makes, seals and opens the caches' signing keys.
 type Keys struct {
-	box  *secretbox.Box
+	box  *aeadbox.Box
 	host string
 	rand io.Reader
 
@@ -28,7 +28,7 @@ type Keys struct {
 
 // NewKeys seals keys with box. host starts every key name ("" means DefaultKeyHost; a
 // port or characters a key name cannot hold are dropped). rand nil means crypto/rand.
-func NewKeys(box *secretbox.Box, host string, rand io.Reader) *Keys {
+func NewKeys(box *aeadbox.Box, host string, rand io.Reader) *Keys {
 	return &Keys{box: box, host: keyHost(host), rand: rand, open: map[string]SigningKey{}}
 }
 
@@ -62,7 +62,7 @@ func (k *Keys) Create(cacheName string) (sealed []byte, publicKey string, err er
 	if err != nil {
 		return nil, "", err
 	}
-	sealed, err = k.box.Seal(secretbox.PurposeSigningKey, []byte(key.SecretText()))
+	sealed, err = k.box.Seal(aeadbox.PurposeSigningKey, []byte(key.SecretText()))
 	if err != nil {
 		return nil, "", fmt.Errorf("binarycache: sealing the key of cache %s: %w", cacheName, err)
 	}
@@ -77,7 +77,7 @@ func (k *Keys) Open(sealed []byte) (SigningKey, error) {
 	if ok {
 		return key, nil
 	}
-	text, err := k.box.Open(secretbox.PurposeSigningKey, sealed)
+	text, err := k.box.Open(aeadbox.PurposeSigningKey, sealed)
 	if err != nil {
 		return SigningKey{}, fmt.Errorf("binarycache: opening a signing key: %w", err)
 	}

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/clocktest"
 )
 
 // Admission against a model: whatever the order of acquires, progress, releases and time,
@@ -16,7 +19,7 @@ import (
 // refusal names the limit that was really reached, and only idle leases expire.
 func TestAdmissionKeepsItsLimits(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		clk := &clock{now: time.Unix(0, 0)}
+		clk := clocktest.New(time.Unix(0, 0))
 		cfg := AdmissionConfig{LargeSlots: 2, SmallSlots: 3, SmallMax: 100, ByteBudget: 1000, Lease: 300 * time.Second, Now: clk.Now}
 		a := NewAdmission(cfg)
 		live := map[string]*Lease{}
@@ -95,7 +98,7 @@ func checkRefusal(t *rapid.T, a *Admission, cfg AdmissionConfig, live map[string
 }
 
 func TestAdmissionExpiresOnlyIdleUnpinnedLeases(t *testing.T) {
-	clk := &clock{now: time.Unix(0, 0)}
+	clk := clocktest.New(time.Unix(0, 0))
 	a := NewAdmission(AdmissionConfig{Now: clk.Now})
 	var expired []string
 	acquire := func(p string) *Lease {
@@ -123,21 +126,32 @@ func TestAdmissionExpiresOnlyIdleUnpinnedLeases(t *testing.T) {
 	}
 }
 
+// Every counter is listed once, under a name of its own with a help line of its own, and no
+// two series share an atomic.
 func TestCounterNamesAreUnique(t *testing.T) {
-	seen := map[string]bool{}
+	names, helps, fields := map[string]bool{}, map[string]bool{}, map[*atomic.Uint64]bool{}
 	var c Counters
 	c.RejectedNarHash.Add(3)
-	for _, s := range c.Samples() {
-		key := s.Name + "{" + s.Label + "}"
-		if seen[key] {
-			t.Errorf("%s listed twice", key)
+	for _, m := range c.Metrics() {
+		if names[m.Name] || helps[m.Help] || m.Help == "" {
+			t.Errorf("%s: name listed twice, or help %q empty or shared", m.Name, m.Help)
 		}
-		seen[key] = true
-		if s.Name == rejected && s.Label == "nar_hash" && s.Value != 3 {
-			t.Errorf("nar_hash rejections = %d, want 3", s.Value)
+		names[m.Name], helps[m.Help] = true, true
+		series := m.Series
+		if m.Value != nil {
+			series = map[string]*atomic.Uint64{"": m.Value}
+		}
+		for _, f := range series {
+			if fields[f] {
+				t.Errorf("%s: a counter listed twice", m.Name)
+			}
+			fields[f] = true
+		}
+		if m.Name == rejected && m.Series["nar_hash"].Load() != 3 {
+			t.Errorf("nar_hash rejections = %d, want 3", m.Series["nar_hash"].Load())
 		}
 	}
-	if !seen["gradient_cache_uploads_committed_total{}"] || !seen[rejected+"{nar_hash}"] {
-		t.Error("missing names")
+	if !names["gradient_cache_uploads_committed_total"] || !names[rejected] || len(fields) != len(counterNames) {
+		t.Errorf("missing names or counters: %d of %d counters listed", len(fields), len(counterNames))
 	}
 }

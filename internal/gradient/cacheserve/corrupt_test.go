@@ -95,7 +95,7 @@ func TestVerifiedStreamDeliversGoodObjects(t *testing.T) {
 	obj := narstoretest.Make(narstoretest.NAR(3<<20, 23))
 	p := storePath("good")
 	e.stored(p, obj, e.main.ID)
-	s, rec := e.session()
+	s, rec := e.session(lateBookkeeping)
 	for _, from := range []uint64{0, ChunkSize + 7} {
 		handle(t, s, &wire.NarRequestResume{JobID: "j", StorePath: p, ReceivedBytes: from,
 			StreamToken: streamToken(int64(len(obj.Compressed)))})
@@ -104,6 +104,7 @@ func TestVerifiedStreamDeliversGoodObjects(t *testing.T) {
 			t.Fatalf("from %d: ended %T with %d bytes, want the stored %d", from, got.end, len(got.data), len(obj.Compressed[from:]))
 		}
 	}
+	settled(s)
 	if e.counters.NarServes.Load() != 2 || e.counters.AbortCorrupt.Load() != 0 {
 		t.Errorf("serves %d, corrupt %d", e.counters.NarServes.Load(), e.counters.AbortCorrupt.Load())
 	}

@@ -1,10 +1,14 @@
 package cacheserve
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
+)
 
 // Counters count every cache answer and refusal. Share one value across the server's
-// sessions and export it with Samples; each field's metric name and label are in its
-// comment and in Samples. Fields are monotonic.
+// sessions and export it with Metrics; each field's metric name and label are in its
+// comment and in Metrics. Fields are monotonic.
 type Counters struct {
 	Queries             atomic.Uint64 // gradient_cache_queries_total
 	QueryErrTooMany     atomic.Uint64 // gradient_cache_query_errors_total{reason="too_many_paths"}
@@ -57,20 +61,49 @@ type Counters struct {
 	Demoted             atomic.Uint64 // gradient_cache_paths_demoted_total
 }
 
-// Sample is one counter's current value: Name is the Prometheus metric name, Label the
-// reason label's value ("" when the metric has none).
-type Sample struct {
-	Name, Label string
-	Value       uint64
-}
-
-// Samples lists every counter with its metric name, for a Prometheus collector.
-func (c *Counters) Samples() []Sample {
-	out := make([]Sample, 0, len(counterNames))
+// Metrics lists every counter under its metric name, a family by reason as one Metric, each
+// with its own help text.
+func (c *Counters) Metrics() []counter.Metric {
+	var out []counter.Metric
+	index := map[string]int{}
 	for _, n := range counterNames {
-		out = append(out, Sample{Name: n.name, Label: n.label, Value: n.field(c).Load()})
+		if n.label == "" {
+			out = append(out, counter.Metric{Name: n.name, Help: familyHelp[n.name], Value: n.field(c)})
+			continue
+		}
+		i, ok := index[n.name]
+		if !ok {
+			i = len(out)
+			index[n.name] = i
+			out = append(out, counter.Metric{Name: n.name, Help: familyHelp[n.name], Label: "reason", Series: map[string]*atomic.Uint64{}})
+		}
+		out[i].Series[n.label] = n.field(c)
 	}
 	return out
+}
+
+// familyHelp is each metric's help line.
+var familyHelp = map[string]string{
+	"gradient_cache_queries_total":               "CacheQuery messages answered.",
+	queryErrors:                                  "CacheQuery messages answered with an error, by reason.",
+	"gradient_cache_forbidden_total":             "Messages that would write to a cache, refused on a read-only session (Reject 403).",
+	"gradient_cache_upload_requests_total":       "UploadRequest messages received.",
+	"gradient_cache_uploads_granted_total":       "Uploads granted a lease, resumed ones included.",
+	"gradient_cache_uploads_resumed_total":       "Uploads granted a lease that resume a staged partial.",
+	skipped:                                      "Upload requests answered that no upload is needed, by reason.",
+	retried:                                      "Uploads answered retry later, by reason.",
+	rejected:                                     "Uploads rejected for good, by reason: the request or the bytes were wrong.",
+	"gradient_cache_uploads_committed_total":     "Uploads verified and installed into the cache.",
+	"gradient_cache_committed_bytes_total":       "Compressed bytes of the uploads verified and installed.",
+	"gradient_cache_uploads_canceled_total":      "Uploads the worker canceled; the partial stays for a resume.",
+	"gradient_cache_upload_bytes_total":          "Upload chunk bytes staged.",
+	"gradient_cache_upload_chunks_dropped_total": "Upload chunks dropped: their upload was canceled, failed, expired or never granted.",
+	"gradient_cache_upload_leases_expired_total": "Upload leases that expired; the upload lost its slot and its partial stays for a resume.",
+	"gradient_cache_nar_serves_total":            "NAR streams served to the end.",
+	"gradient_cache_nar_served_bytes_total":      "NAR bytes served.",
+	unavailable:                                  "NAR pulls answered unavailable, by reason.",
+	aborted:                                      "NAR streams aborted part-way, by reason.",
+	"gradient_cache_paths_demoted_total":         "Cache rows demoted because their NAR object was missing.",
 }
 
 type counterName struct {

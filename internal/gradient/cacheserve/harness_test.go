@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/clocktest"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore/narstoretest"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -27,13 +28,8 @@ type env struct {
 	other     store.Cache // a cache the worker cannot see
 	admission *Admission
 	counters  *Counters
-	clock     *clock
+	clock     *clocktest.Clock
 }
-
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time          { return c.now }
-func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 
 func newEnv(t testing.TB, adm ...AdmissionConfig) *env {
 	t.Helper()
@@ -47,7 +43,7 @@ func newEnv(t testing.TB, adm ...AdmissionConfig) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, dir: dir, db: db, nars: nars, counters: new(Counters), clock: &clock{now: time.Unix(1_700_000_000, 0)}}
+	e := &env{t: t, dir: dir, db: db, nars: nars, counters: new(Counters), clock: clocktest.New(time.Unix(1_700_000_000, 0))}
 	for _, c := range []*store.Cache{&e.main, &e.other} {
 		name := map[*store.Cache]string{&e.main: "main", &e.other: "other"}[c]
 		if *c, err = db.CreateCache(t.Context(), store.NewCache{Name: name}); err != nil {
@@ -85,6 +81,25 @@ func (e *env) session(mods ...func(*Config)) (*Session, *recorder) {
 	e.t.Cleanup(s.Close)
 	return s, rec
 }
+
+// lateBookkeeping holds the session a little after each final NarPush is handed over, as a
+// loaded machine may: the stream is counted only after its last frame went out, so a test that
+// read the counters as soon as it saw that frame would read them too early. Under the race
+// detector on a busy machine TestVerifiedStreamDeliversGoodObjects once did; with this it
+// would every time, unless the test waits for the session (settled).
+func lateBookkeeping(c *Config) {
+	send := c.Send
+	c.Send = func(ctx context.Context, m wire.ServerMessage) error {
+		err := send(ctx, m)
+		if p, ok := m.(*wire.NarPush); ok && p.IsFinal {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return err
+	}
+}
+
+// settled closes the session, which waits for its goroutines: what they counted is final.
+func settled(s *Session) { s.Close() }
 
 // handle passes m to the session and fails the test on an error.
 func handle(t *testing.T, s *Session, m wire.ClientMessage) {

@@ -65,7 +65,7 @@ func TestNarRequestStreamsOrRefusesEachPath(t *testing.T) {
 	e.stored(gone, obj, e.main.ID)
 	goneHash, _ := store.StoreHash(gone)
 	check(t, e.nars.Remove(goneHash))
-	s, rec := e.session()
+	s, rec := e.session(lateBookkeeping)
 	paths := []string{mine, theirs, gone, small, "/nix/store/bad"}
 	handle(t, s, &wire.NarRequest{JobID: "build:1", Paths: paths})
 	got := collect(t, rec, paths...)
@@ -87,6 +87,7 @@ func TestNarRequestStreamsOrRefusesEachPath(t *testing.T) {
 	if _, ok := e.lookup(gone, e.main.ID); ok {
 		t.Error("the row of a missing object was not demoted")
 	}
+	settled(s)
 	if e.counters.NarServes.Load() != 2 || e.counters.Demoted.Load() != 1 {
 		t.Errorf("serves %d, demoted %d", e.counters.NarServes.Load(), e.counters.Demoted.Load())
 	}

@@ -13,11 +13,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore/narstoretest"
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/store/sqlite"
@@ -49,7 +49,7 @@ func newCacheRig(t testing.TB, cfg Config) *cacheRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Secrets, err = secretbox.New(bytes.Repeat([]byte{5}, 32)); err != nil {
+	if cfg.Secrets, err = aeadbox.New(bytes.Repeat([]byte{5}, 32)); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Store, cfg.NARs = st, nars

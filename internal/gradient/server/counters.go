@@ -3,6 +3,7 @@ package server
 import (
 	"sync/atomic"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 )
 
@@ -55,42 +56,36 @@ func (c *Counters) refused(code uint16) {
 	}
 }
 
-// Metric is one counter with its exposition name and help.
-type Metric struct {
-	Name, Help string
-	Value      *atomic.Uint64
-}
-
-// Metrics lists every counter under its exposition name.
-func (c *Counters) Metrics() []Metric {
-	return []Metric{
-		{"gradient_sessions_started_total", "Worker sessions that completed the handshake.", &c.SessionsStarted},
-		{"gradient_handshakes_failed_total", "Handshakes that broke off without a Reject.", &c.HandshakesFailed},
-		{"gradient_connections_refused_full_total", "Connections refused with 503: proto.maxConnections reached.", &c.ConnectionsRefusedFull},
-		{"gradient_handshakes_rejected_400_total", "Handshakes rejected 400 (unexpected message).", &c.Refused400},
-		{"gradient_handshakes_rejected_401_total", "Handshakes rejected 401 (no valid peer tokens).", &c.Refused401},
-		{"gradient_handshakes_rejected_403_total", "Handshakes rejected 403 (unknown, deactivated, no team grant, inbound off).", &c.Refused403},
-		{"gradient_handshakes_rejected_495_total", "Handshakes rejected 495 (no project with a cache).", &c.Refused495},
-		{"gradient_handshakes_rejected_496_total", "Handshakes rejected 496 (worker already connected).", &c.Refused496},
-		{"gradient_jobs_assigned_total", "AssignJob messages sent.", &c.JobsAssigned},
-		{"gradient_jobs_completed_total", "JobCompleted reports applied.", &c.JobsCompleted},
-		{"gradient_jobs_failed_total", "JobFailed reports applied.", &c.JobsFailed},
-		{"gradient_jobs_declined_total", "Assignments the worker declined.", &c.JobsDeclined},
-		{"gradient_jobs_aborted_total", "AbortJob messages sent.", &c.JobsAborted},
-		{"gradient_claims_lost_total", "Candidates another claimer took first.", &c.ClaimsLost},
-		{"gradient_reports_stale_total", "Reports dropped: their assignment was not handed out by the session.", &c.ReportsStale},
-		{"gradient_reports_failed_total", "Reports the store could not apply.", &c.ReportsFailed},
-		{"gradient_reports_invalid_total", "Reports that failed validation; each failed its job.", &c.ReportsInvalid},
-		{"gradient_frames_malformed_total", "Frames that did not decode; each ended its session with Error 400.", &c.FramesMalformed},
-		{"gradient_messages_ignored_total", "Messages a worker session does not serve.", &c.MessagesIgnored},
-		{"gradient_log_bytes_dropped_total", "Build log bytes past the stored limit.", &c.LogBytesDropped},
-		{"gradient_workers_silent_total", "Workers dropped by the liveness pass.", &c.WorkersSilent},
-		{"gradient_worker_setup_failures_total", "Jobs a worker gave back because its own set-up failed; re-queued without an attempt.", &c.SetupFailures},
-		{"gradient_workers_quarantined_total", "Workers quarantined after set-up failures in a row.", &c.WorkersQuarantined},
-		{"gradient_reauths_total", "Reauth rounds that ended in AuthUpdate.", &c.Reauths},
-		{"gradient_reauth_sessions_ended_total", "Running sessions a reauth round ended (worker deactivated).", &c.ReauthEnded},
-		{"gradient_cache_sessions_started_total", "Read-only cache sessions that completed the handshake.", &c.CacheSessions},
-		{"gradient_cache_sessions_refused_per_ip_total", "Cache session upgrades refused 503: 32 anonymous sessions from that IP.", &c.CacheSessionsRefusedIP},
-		{"gradient_cache_session_messages_refused_total", "Messages a cache session refused with Reject 403.", &c.CacheMessagesRefused},
+// Metrics lists every counter under its exposition name, each with its own help text.
+func (c *Counters) Metrics() []counter.Metric {
+	return []counter.Metric{
+		{Name: "gradient_sessions_started_total", Help: "Worker sessions that completed the handshake.", Value: &c.SessionsStarted},
+		{Name: "gradient_handshakes_failed_total", Help: "Handshakes that broke off without a Reject.", Value: &c.HandshakesFailed},
+		{Name: "gradient_connections_refused_full_total", Help: "Connections refused with 503: proto.maxConnections reached.", Value: &c.ConnectionsRefusedFull},
+		{Name: "gradient_handshakes_rejected_400_total", Help: "Handshakes rejected 400 (unexpected message).", Value: &c.Refused400},
+		{Name: "gradient_handshakes_rejected_401_total", Help: "Handshakes rejected 401 (no valid peer tokens).", Value: &c.Refused401},
+		{Name: "gradient_handshakes_rejected_403_total", Help: "Handshakes rejected 403 (unknown, deactivated, no team grant, inbound off).", Value: &c.Refused403},
+		{Name: "gradient_handshakes_rejected_495_total", Help: "Handshakes rejected 495 (no project with a cache).", Value: &c.Refused495},
+		{Name: "gradient_handshakes_rejected_496_total", Help: "Handshakes rejected 496 (worker already connected).", Value: &c.Refused496},
+		{Name: "gradient_jobs_assigned_total", Help: "AssignJob messages sent.", Value: &c.JobsAssigned},
+		{Name: "gradient_jobs_completed_total", Help: "JobCompleted reports applied.", Value: &c.JobsCompleted},
+		{Name: "gradient_jobs_failed_total", Help: "JobFailed reports applied.", Value: &c.JobsFailed},
+		{Name: "gradient_jobs_declined_total", Help: "Assignments the worker declined.", Value: &c.JobsDeclined},
+		{Name: "gradient_jobs_aborted_total", Help: "AbortJob messages sent.", Value: &c.JobsAborted},
+		{Name: "gradient_claims_lost_total", Help: "Candidates another claimer took first.", Value: &c.ClaimsLost},
+		{Name: "gradient_reports_stale_total", Help: "Reports dropped: their assignment was not handed out by the session.", Value: &c.ReportsStale},
+		{Name: "gradient_reports_failed_total", Help: "Reports the store could not apply.", Value: &c.ReportsFailed},
+		{Name: "gradient_reports_invalid_total", Help: "Reports that failed validation; each failed its job.", Value: &c.ReportsInvalid},
+		{Name: "gradient_frames_malformed_total", Help: "Frames that did not decode; each ended its session with Error 400.", Value: &c.FramesMalformed},
+		{Name: "gradient_messages_ignored_total", Help: "Messages a worker session does not serve.", Value: &c.MessagesIgnored},
+		{Name: "gradient_log_bytes_dropped_total", Help: "Build log bytes past the stored limit.", Value: &c.LogBytesDropped},
+		{Name: "gradient_workers_silent_total", Help: "Workers dropped by the liveness pass.", Value: &c.WorkersSilent},
+		{Name: "gradient_worker_setup_failures_total", Help: "Jobs a worker gave back because its own set-up failed; re-queued without an attempt.", Value: &c.SetupFailures},
+		{Name: "gradient_workers_quarantined_total", Help: "Workers quarantined after set-up failures in a row.", Value: &c.WorkersQuarantined},
+		{Name: "gradient_reauths_total", Help: "Reauth rounds that ended in AuthUpdate.", Value: &c.Reauths},
+		{Name: "gradient_reauth_sessions_ended_total", Help: "Running sessions a reauth round ended (worker deactivated).", Value: &c.ReauthEnded},
+		{Name: "gradient_cache_sessions_started_total", Help: "Read-only cache sessions that completed the handshake.", Value: &c.CacheSessions},
+		{Name: "gradient_cache_sessions_refused_per_ip_total", Help: "Cache session upgrades refused 503: 32 anonymous sessions from that IP.", Value: &c.CacheSessionsRefusedIP},
+		{Name: "gradient_cache_session_messages_refused_total", Help: "Messages a cache session refused with Reject 403.", Value: &c.CacheMessagesRefused},
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
@@ -250,7 +250,7 @@ func (s *Server) openDialTokens(t store.DialTarget) ([]wire.PeerToken, error) {
 	}
 	out := make([]wire.PeerToken, 0, len(t.Tokens))
 	for _, tok := range t.Tokens {
-		plain, err := s.cfg.Secrets.Open(secretbox.PurposeDialToken, tok.TokenEnc)
+		plain, err := s.cfg.Secrets.Open(aeadbox.PurposeDialToken, tok.TokenEnc)
 		if err != nil {
 			return nil, fmt.Errorf("the stored dial token for peer %s does not open (was the data directory's key replaced?): %w", tok.PeerID, err)
 		}

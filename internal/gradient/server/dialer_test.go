@@ -12,9 +12,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
@@ -146,12 +146,12 @@ func (f *fakeDialed) nextSession() *peer {
 	}
 }
 
-func newSecretBox(t *testing.T) *secretbox.Box { return mustBox(t, strings.Repeat("k", 32)) }
+func newSecretBox(t *testing.T) *aeadbox.Box { return mustBox(t, strings.Repeat("k", 32)) }
 
 // registerDialed registers workerID at url for peerID with a sealed dial token.
-func (r *rig) registerDialed(box *secretbox.Box, peerID, workerID, url, token string) {
+func (r *rig) registerDialed(box *aeadbox.Box, peerID, workerID, url, token string) {
 	r.t.Helper()
-	enc, err := box.Seal(secretbox.PurposeDialToken, []byte(token))
+	enc, err := box.Seal(aeadbox.PurposeDialToken, []byte(token))
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -245,8 +245,8 @@ func TestDialFailuresAreOfflineReasons(t *testing.T) {
 	}
 }
 
-func mustBox(t *testing.T, key string) *secretbox.Box {
-	b, err := secretbox.New([]byte(key))
+func mustBox(t *testing.T, key string) *aeadbox.Box {
+	b, err := aeadbox.New([]byte(key))
 	if err != nil {
 		t.Fatal(err)
 	}

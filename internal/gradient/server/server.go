@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
-	"github.com/buildfleet/buildfleet/internal/gradient/secretbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
@@ -46,7 +46,7 @@ type Config struct {
 	MaxConnections int
 	// Secrets seals what the server keeps at rest: dial tokens and cache signing keys
 	// (nil: registering a server-dialed worker is refused).
-	Secrets *secretbox.Box
+	Secrets *aeadbox.Box
 	// DenyAnonymousCache is --anonymous-cache=false: public caches need an API key too,
 	// over HTTP and on /cache/{cache}/proto (cachesession.go).
 	DenyAnonymousCache bool
@@ -144,7 +144,7 @@ func (s *Server) sealDialToken() func(string) ([]byte, error) {
 		return nil
 	}
 	return func(token string) ([]byte, error) {
-		return s.cfg.Secrets.Seal(secretbox.PurposeDialToken, []byte(token))
+		return s.cfg.Secrets.Seal(aeadbox.PurposeDialToken, []byte(token))
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 type (
 	badUnregisteredKind uint8
 	badInterface        interface{ isBad() }
-	badUnexported       struct{ hidden string }
-	badInt              struct{ N int }
-	badRecursive        struct{ Next []badRecursive }
-	badTag              struct {
+	badUnexported       struct {
+		//lint:ignore U1000 the field exists only for the codec to refuse it
+		hidden string
+	}
+	badInt       struct{ N int }
+	badRecursive struct{ Next []badRecursive }
+	badTag       struct {
 		X uint32 `proto:"default"`
 	}
 )

@@ -176,6 +176,7 @@ func (l *lanes) nextBulk() (*outbound, bool) {
 // empty critical section is the point.
 func (l *lanes) fence() {
 	l.sendMu.Lock()
+	//lint:ignore SA2001 the lock is taken only to wait out the Sends holding it
 	l.sendMu.Unlock()
 }
 

@@ -5,11 +5,12 @@ import (
 	"crypto/ed25519"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 )
 
 // testKey is a deterministic identity key per index.
@@ -19,25 +20,7 @@ func testKey(i byte) ed25519.PublicKey {
 	return ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey)
 }
 
-// fakeClock is an injected clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_800_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clocktest.Clock { return clocktest.New(time.Unix(1_800_000_000, 0)) }
 
 // testNode is a node under a test's control: ticks are sent by the test.
 type testNode struct {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 )
 
@@ -63,7 +64,7 @@ func seatOf(n *testNode, id string) fleet.Seat {
 // pair is a founder and a joiner on an in-memory network.
 type pair struct {
 	net    *memNet
-	clock  *fakeClock
+	clock  *clocktest.Clock
 	n1, n2 *testNode
 	stop   func() // stops the tick pump
 }

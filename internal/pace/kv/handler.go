@@ -56,9 +56,9 @@ func (h *handler) refuse(err error) frameserver.Reply {
 	case cacheverbs.FailureMalformedFrame:
 		h.m.refused("malformed_payload")
 	case cacheverbs.FailureNotAValue:
-		h.m.storesNotValue.Inc()
+		h.m.storesNotValue.Add(1)
 	case cacheverbs.FailureForeignGeneration:
-		h.m.storesForeign.Inc()
+		h.m.storesForeign.Add(1)
 	case cacheverbs.FailureStorageWrite:
 		h.log.Warn("storage write failed", "err", err)
 	}
@@ -71,10 +71,10 @@ func (h *handler) fetch(key []byte) frameserver.Reply {
 	case err != nil:
 		return h.refuse(err)
 	case !hit:
-		h.m.misses.Inc()
+		h.m.misses.Add(1)
 		return frameserver.Miss()
 	}
-	h.m.hits.Inc()
+	h.m.hits.Add(1)
 	return frameserver.Ok(v)
 }
 
@@ -84,7 +84,7 @@ func (h *handler) store(req *frameserver.Request) frameserver.Reply {
 		return h.refuse(err)
 	}
 	if err := cacheverbs.Put(h.st, r); err != nil {
-		h.m.storesFailed.Inc()
+		h.m.storesFailed.Add(1)
 		return h.refuse(err)
 	}
 	return frameserver.Ok(nil)
@@ -115,7 +115,7 @@ func (h *handler) auth(c *frameserver.Conn, f [][]byte) frameserver.Reply {
 		c.SetAuthenticated(true)
 		return frameserver.Ok(nil)
 	}
-	h.m.credentialsRejected.Inc()
+	h.m.credentialsRejected.Add(1)
 	msg := "authentication failed"
 	if kind == authKindTicket {
 		msg = "authentication failed: pace-kv accepts a password (--requirepass), not machine tickets"

@@ -6,12 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport/promexporttest"
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -106,26 +105,11 @@ func (r *rawConn) expectRefusal(code wire.Code) wire.Refusal {
 	return ref
 }
 
-// metric scrapes /metrics and returns the value of one series (name with labels as printed).
-func metric(t *testing.T, srv *Server, series string) float64 {
+// metric scrapes /metrics and returns the value of one series, with exactly the labels given
+// as name, value pairs.
+func metric(t *testing.T, srv *Server, series string, labels ...string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.MetricsAddr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, v, ok := strings.Cut(line, " "); ok && name == series {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("series %s: %v", series, err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("series %s not exposed", series)
-	return 0
+	return promexporttest.Value(t, "http://"+srv.MetricsAddr().String()+"/metrics", series, labels...)
 }
 
 func httpGet(url string) (int, error) {

@@ -222,7 +222,7 @@ func TestEvictionKeepsTheDiskBudget(t *testing.T) {
 	if used := metric(t, srv, "pace_bytes_used"); used > budget || used == 0 {
 		t.Fatalf("bytes used %v, budget %d", used, budget)
 	}
-	if metric(t, srv, `pace_tier_evictions_total{tier="disk"}`) == 0 {
+	if metric(t, srv, "pace_tier_evictions_total", "tier", "disk") == 0 {
 		t.Fatal("no evictions counted")
 	}
 	if _, hit, _ := kvclient.Fetch(ctx, opts(srv), "k63"); !hit {

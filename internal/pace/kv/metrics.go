@@ -1,58 +1,80 @@
 package kv
 
 import (
-	"github.com/buildfleet/buildfleet/internal/pace/storemetrics"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
+	"sync/atomic"
 
+	"github.com/buildfleet/buildfleet/internal/pace/counter"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport"
 	"github.com/buildfleet/buildfleet/internal/pace/store"
+	"github.com/buildfleet/buildfleet/internal/pace/storemetrics"
 )
 
-// metrics are pace-kv's counters, each refusal kind on its own series (pace-node §11). They
-// render as 0 from the start.
+// metrics are pace-kv's counters, each refusal kind on its own series (pace-node §11), kept
+// as atomics and exported through promexport. They render as 0 from the start.
 type metrics struct {
-	reg                  *prometheus.Registry
-	conns, connsRejected prometheus.Counter
-	closed               *prometheus.CounterVec
-	framesRefused        map[string]prometheus.Counter
-	credentialsRejected  prometheus.Counter
-	storesNotValue       prometheus.Counter
-	storesForeign        prometheus.Counter
-	storesFailed         prometheus.Counter
-	hits, misses         prometheus.Counter
+	reg                  *promexport.Registry
+	conns, connsRejected atomic.Uint64
+	closed               [len(closeReasons)]atomic.Uint64 // by frameserver.CloseReason
+	framesRefused        map[string]*atomic.Uint64
+	credentialsRejected  atomic.Uint64
+	storesNotValue       atomic.Uint64
+	storesForeign        atomic.Uint64
+	storesFailed         atomic.Uint64
+	hits, misses         atomic.Uint64
 }
 
-// frameRefusals are the pace_cache_frames_refused_<kind>_total series.
-var frameRefusals = []string{"bad_magic", "unsupported_version", "unknown_opcode", "payload_too_large",
-	"unauthenticated", "malformed_payload", "malformed_credential", "not_permitted"}
+// frameRefusals are the pace_cache_frames_refused_<kind>_total series, each with its help.
+var frameRefusals = []struct{ kind, help string }{
+	{"bad_magic", "Frames refused: the first byte was not 0xFC; the connection was closed unanswered."},
+	{"unsupported_version", "Frames refused: a protocol version this server does not speak."},
+	{"unknown_opcode", "Frames refused: an opcode that is no verb at all."},
+	{"payload_too_large", "Frames refused: a payload over the cap."},
+	{"unauthenticated", "Frames refused: a verb before AUTH on a server with a password."},
+	{"malformed_payload", "Frames refused: fields that do not split or decode."},
+	{"malformed_credential", "AUTH frames refused: the kind byte names neither a password nor a machine ticket."},
+	{"not_permitted", "Frames refused dispatch-not-permitted: scheduler and compile verbs, which pace-kv does not serve."},
+}
+
+// closeReasons are the reason label values of pace_connections_closed_total, indexed by
+// frameserver.CloseReason.
+var closeReasons = [...]frameserver.CloseReason{0, frameserver.ClosedByPeer, frameserver.ClosedIdle,
+	frameserver.ClosedStalled, frameserver.ClosedProtocol, frameserver.ClosedBadTag,
+	frameserver.ClosedWriteFailed, frameserver.ClosedByHandler, frameserver.ClosedShutdown}
 
 func newMetrics(version string, st *store.Store) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry(), framesRefused: map[string]prometheus.Counter{}}
-	c := func(name, help string) prometheus.Counter {
-		ctr := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-		m.reg.MustRegister(ctr)
-		return ctr
-	}
-	m.conns = c("pace_connections_total", "Connections accepted.")
-	m.connsRejected = c("pace_connections_rejected_total", "Connections closed at once because the connection cap was reached.")
-	m.closed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pace_connections_closed_total",
-		Help: "Connections closed, by reason."}, []string{"reason"})
-	m.reg.MustRegister(m.closed)
-	for _, k := range frameRefusals {
-		m.framesRefused[k] = c("pace_cache_frames_refused_"+k+"_total", "Frames refused: "+k+".")
-	}
-	m.credentialsRejected = c("pace_cache_credentials_rejected_total", "AUTH attempts refused.")
-	m.storesNotValue = c("pace_cache_stores_refused_not_a_compile_value_total", "STOREs refused: not a compile value.")
-	m.storesForeign = c("pace_cache_stores_refused_foreign_generation_total", "STOREs refused: a compile value of another generation.")
-	m.storesFailed = c("pace_cache_stores_failed_total", "STOREs the storage failed to write.")
-	m.hits = c("pace_kv_hits_total", "FETCHes answered with a value.")
-	m.misses = c("pace_kv_misses_total", "FETCHes answered Miss.")
-	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "pace_build_info", Help: "Build information."}, []string{"version"})
-	info.WithLabelValues(version).Set(1)
-	m.reg.MustRegister(info, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.reg.MustRegister(storemetrics.New(st.Stats, "pace_kv"))
+	m := &metrics{reg: promexport.New(), framesRefused: map[string]*atomic.Uint64{}}
+	m.reg.Add(m.list(version)...)
+	m.reg.Add(storemetrics.Metrics(st.Stats, "pace_kv")...)
 	return m
+}
+
+func (m *metrics) list(version string) []counter.Metric {
+	closed := map[string]*atomic.Uint64{}
+	for _, r := range closeReasons[1:] {
+		closed[r.String()] = &m.closed[r]
+	}
+	list := []counter.Metric{
+		{Name: "pace_connections_total", Help: "Connections accepted.", Value: &m.conns},
+		{Name: "pace_connections_rejected_total", Help: "Connections closed at once because the connection cap was reached.", Value: &m.connsRejected},
+		counter.Labelled("pace_connections_closed_total", "Connections closed, by reason.", "reason", closed),
+		{Name: "pace_cache_credentials_rejected_total", Help: "AUTH attempts refused.", Value: &m.credentialsRejected},
+		{Name: "pace_cache_stores_refused_not_a_compile_value_total", Help: "STOREs refused: not a compile value.", Value: &m.storesNotValue},
+		{Name: "pace_cache_stores_refused_foreign_generation_total", Help: "STOREs refused: a compile value of another generation.", Value: &m.storesForeign},
+		{Name: "pace_cache_stores_failed_total", Help: "STOREs the storage failed to write.", Value: &m.storesFailed},
+		{Name: "pace_kv_hits_total", Help: "FETCHes answered with a value.", Value: &m.hits},
+		{Name: "pace_kv_misses_total", Help: "FETCHes answered Miss.", Value: &m.misses},
+		{Name: "pace_build_info", Help: "Build information: 1, labelled with the version.", Kind: counter.Gauge,
+			Labels: []string{"version"}, Samples: func() []counter.Sample {
+				return []counter.Sample{{LabelValues: []string{version}, Value: 1}}
+			}},
+	}
+	for _, r := range frameRefusals {
+		n := new(atomic.Uint64)
+		m.framesRefused[r.kind] = n
+		list = append(list, counter.Metric{Name: "pace_cache_frames_refused_" + r.kind + "_total", Help: r.help, Value: n})
+	}
+	return list
 }
 
 // Observer adapts the frame server's events to the counters.
@@ -60,8 +82,12 @@ func (m *metrics) observer() frameserver.Observer { return observer{m} }
 
 type observer struct{ m *metrics }
 
-func (o observer) ConnAccepted()                        { o.m.conns.Inc() }
-func (o observer) ConnRejected()                        { o.m.connsRejected.Inc() }
-func (o observer) ConnClosed(r frameserver.CloseReason) { o.m.closed.WithLabelValues(r.String()).Inc() }
-func (o observer) Refused(k frameserver.RefusalKind)    { o.m.refused(k.String()) }
-func (m *metrics) refused(kind string)                  { m.framesRefused[kind].Inc() }
+func (o observer) ConnAccepted() { o.m.conns.Add(1) }
+func (o observer) ConnRejected() { o.m.connsRejected.Add(1) }
+func (o observer) ConnClosed(r frameserver.CloseReason) {
+	if int(r) < len(o.m.closed) {
+		o.m.closed[r].Add(1)
+	}
+}
+func (o observer) Refused(k frameserver.RefusalKind) { o.m.refused(k.String()) }
+func (m *metrics) refused(kind string)               { m.framesRefused[kind].Add(1) }

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/store"
 )
@@ -90,7 +88,7 @@ func (s *Server) listen() error {
 		return fmt.Errorf("pace-kv: metrics listener on %s: %w", s.cfg.MetricsListen, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", s.m.reg.Handler())
 	mux.HandleFunc("/healthz", s.healthz)
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	return nil

@@ -34,7 +34,7 @@ var _ lease.Roster = liveRoster{}
 // last heard (the 65-minute isolation rule).
 type leaseState struct{ cons *consensus.Node }
 
-func (s leaseState) Roster() lease.Roster     { return liveRoster{s.cons} }
+func (s leaseState) Roster() lease.Roster     { return liveRoster(s) }
 func (s leaseState) LeaderHeardAt() time.Time { return s.cons.LastLeaderContact() }
 
 // leaseSigner issues lease tokens with this node's identity key, adding its id as the signer.
@@ -54,5 +54,5 @@ func (s leaseSigner) IssueLease(c scheduler.Claims) (string, error) {
 type clusterVerifier struct{ cons *consensus.Node }
 
 func (v clusterVerifier) SignedByCluster(token string) bool {
-	return lease.SignedByCluster(token, liveRoster{v.cons})
+	return lease.SignedByCluster(token, liveRoster(v))
 }

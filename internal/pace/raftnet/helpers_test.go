@@ -27,7 +27,6 @@ type member struct {
 	dir     string
 	node    *consensus.Node
 	tr      *Transport
-	ln      net.Listener
 	links   peerlink.Counters
 	net     Counters
 	stop    context.CancelFunc

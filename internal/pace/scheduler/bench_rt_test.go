@@ -19,7 +19,7 @@ import (
 )
 
 // The benchmarks in this file take apart the dispatch benchmark's LEASE+RELEASE figure
-// (scripts/bench-dispatch.sh against a whole pace-node): the cost of signing one lease with a
+// (bench/dispatch against a whole pace-node): the cost of signing one lease with a
 // real Ed25519 identity key, and the same round trips over loopback TCP with a minimal frame
 // loop in front of the scheduler, with and without real signing, and with no scheduler at all
 // (a canned grant: the floor that the sockets alone set on this machine).

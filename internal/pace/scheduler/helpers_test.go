@@ -10,27 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
-
-// fakeClock is the injected clock: time moves only when a test says so.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // testSigner issues a token naming the serial and key, remembering claims.
 type testSigner struct {
@@ -63,7 +46,7 @@ func (trivialSigner) IssueLease(c Claims) (string, error) { return c.Key, nil }
 type fixture struct {
 	t      testing.TB
 	s      *Scheduler
-	clock  *fakeClock
+	clock  *clocktest.Clock
 	signer *testSigner
 	logs   *bytes.Buffer
 }
@@ -71,7 +54,7 @@ type fixture struct {
 var params = Params{Epoch: 7, LeaseLifetime: 10 * time.Minute}
 
 func newFixture(t testing.TB) *fixture {
-	f := &fixture{t: t, clock: &fakeClock{t: time.Unix(1_700_000_000, 0)}, signer: &testSigner{}, logs: &bytes.Buffer{}}
+	f := &fixture{t: t, clock: clocktest.New(time.Unix(1_700_000_000, 0)), signer: &testSigner{}, logs: &bytes.Buffer{}}
 	s, err := New(Config{ClusterID: "cluster-a", Signer: f.signer, Now: f.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
 	if err != nil {

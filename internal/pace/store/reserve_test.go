@@ -4,7 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
 // gatedFS blocks the first blob CreateTemp (not the FORMAT file's) until the gate opens.
@@ -28,18 +28,6 @@ func (d *diskTier) waiters() int {
 	return d.waiting
 }
 
-// waitFor polls cond; a liveness bound, not a speed assertion.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // openGated opens a store whose budget fits one 1000-byte blob, with the first write held.
 func openGated(t *testing.T) (*Store, *gatedFS) {
 	g := &gatedFS{entered: make(chan struct{}), gate: make(chan struct{})}
@@ -50,7 +38,14 @@ func openGated(t *testing.T) (*Store, *gatedFS) {
 	return s, g
 }
 
+// The tests below run in a synctest bubble: synctest.Wait returns once every goroutine of the
+// test is blocked (the first Put on the gate, the second in the budget's wait), so no test polls.
+
 func TestPutWaitsWhileTheBudgetIsAllReserved(t *testing.T) {
+	synctest.Test(t, testPutWaitsWhileTheBudgetIsAllReserved)
+}
+
+func testPutWaitsWhileTheBudgetIsAllReserved(t *testing.T) {
 	s, g := openGated(t)
 	defer s.Close()
 	first := make(chan error, 1)
@@ -58,7 +53,10 @@ func TestPutWaitsWhileTheBudgetIsAllReserved(t *testing.T) {
 	<-g.entered
 	second := make(chan error, 1)
 	go func() { second <- s.Put([]byte("b"), make([]byte, 1000-blobOverhead-1)) }()
-	waitFor(t, "the second Put to wait for budget", func() bool { return s.disk.waiters() == 1 })
+	synctest.Wait()
+	if n := s.disk.waiters(); n != 1 {
+		t.Fatalf("%d Puts waiting for budget, want 1", n)
+	}
 	if st := s.Stats(); st.Reserved != 1000 || st.Disk.Bytes != 0 {
 		t.Fatalf("while waiting: reserved %d, used %d", st.Reserved, st.Disk.Bytes)
 	}
@@ -79,13 +77,20 @@ func TestPutWaitsWhileTheBudgetIsAllReserved(t *testing.T) {
 }
 
 func TestCloseReleasesPutsWaitingForBudget(t *testing.T) {
+	synctest.Test(t, testCloseReleasesPutsWaitingForBudget)
+}
+
+func testCloseReleasesPutsWaitingForBudget(t *testing.T) {
 	s, g := openGated(t)
 	first := make(chan error, 1)
 	go func() { first <- s.Put([]byte("a"), make([]byte, 1000-blobOverhead-1)) }()
 	<-g.entered
 	second := make(chan error, 1)
 	go func() { second <- s.Put([]byte("b"), make([]byte, 1000-blobOverhead-1)) }()
-	waitFor(t, "the second Put to wait for budget", func() bool { return s.disk.waiters() == 1 })
+	synctest.Wait()
+	if n := s.disk.waiters(); n != 1 {
+		t.Fatalf("%d Puts waiting for budget, want 1", n)
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	if err := <-second; !errors.Is(err, ErrClosed) {

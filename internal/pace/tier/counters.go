@@ -1,9 +1,13 @@
 package tier
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/buildfleet/buildfleet/internal/pace/counter"
+)
 
 // counters are the tier's own counts (pace-node §10.6, cache group), plain atomics so the
-// request path takes no lock; the node maps a Snapshot to Prometheus.
+// request path takes no lock; Metrics names them for the node's registry.
 type counters struct {
 	hits, misses, upstreamHits, fillFailures          atomic.Uint64
 	storeFailures, upstreamStores, upstreamStoreFails atomic.Uint64
@@ -41,36 +45,27 @@ func (c *counters) snapshot(upstreamConfigured bool) Snapshot {
 	}
 }
 
-// Series is one exported metric of a Snapshot under its exact name.
-type Series struct {
-	Name  string
-	Help  string
-	Value float64
-	Gauge bool // false: a counter
-}
-
-// Series lists the snapshot under the names of pace-node §10.6, so the node registers each
-// name once, exactly as pace-node §10.6 spells it.
-func (s Snapshot) Series() []Series {
-	counter := func(name, help string, v uint64) Series {
-		return Series{Name: name, Help: help, Value: float64(v)}
-	}
+// Metrics lists the tier's counters under the names of pace-node §10.6, so the node registers
+// each name once, exactly as pace-node §10.6 spells it, with the tier's own store beside them
+// (storemetrics).
+func (t *Tier) Metrics() []counter.Metric {
+	c := &t.c
 	configured := 0.0
-	if s.UpstreamConfigured {
+	if t.up != nil {
 		configured = 1
 	}
-	return []Series{
-		counter("pace_node_cache_hits_total", "FETCHes answered from the local tier.", s.Hits),
-		counter("pace_node_cache_misses_total", "FETCHes answered Miss.", s.Misses),
-		counter("pace_node_cache_upstream_hits_total", "FETCHes missed locally and answered from the upstream.", s.UpstreamHits),
-		counter("pace_node_cache_fill_failures_total", "Upstream hits the local tier failed to keep (still served).", s.FillFailures),
-		counter("pace_node_cache_store_failures_total", "STOREs the local tier failed to write.", s.StoreFailures),
-		counter("pace_node_cache_upstream_stores_total", "Stores the upstream accepted.", s.UpstreamStores),
-		counter("pace_node_cache_upstream_store_failures_total", "Stores not accepted upstream (refused, unreachable, skipped while down, or dropped).", s.UpstreamStoreFailures),
-		counter("pace_node_cache_requests_refused_not_local_total", "Cache verbs refused because the caller is not this machine.", s.RefusedNotLocal),
-		counter("pace_node_cache_requests_refused_payload_too_large_total", "Cache verbs refused: payload over the cap.", s.RefusedPayloadTooLarge),
-		counter("pace_node_cache_requests_refused_malformed_payload_total", "Cache verbs refused: malformed request or value.", s.RefusedMalformedPayload),
-		counter("pace_node_cache_requests_refused_foreign_generation_total", "STOREs refused: a compile-value of another generation.", s.RefusedForeignGeneration),
-		{Name: "pace_node_upstream_configured", Help: "1 when --upstream is set; read beside the upstream counters.", Value: configured, Gauge: true},
+	return []counter.Metric{
+		{Name: "pace_node_cache_hits_total", Help: "FETCHes answered from the local tier.", Value: &c.hits},
+		{Name: "pace_node_cache_misses_total", Help: "FETCHes answered Miss (local miss, and the upstream missing, down or refusing).", Value: &c.misses},
+		{Name: "pace_node_cache_upstream_hits_total", Help: "FETCHes missed locally and answered from the upstream.", Value: &c.upstreamHits},
+		{Name: "pace_node_cache_fill_failures_total", Help: "Upstream hits the local tier failed to keep (still served).", Value: &c.fillFailures},
+		{Name: "pace_node_cache_store_failures_total", Help: "STOREs the local tier failed to write.", Value: &c.storeFailures},
+		{Name: "pace_node_cache_upstream_stores_total", Help: "Stores the upstream accepted.", Value: &c.upstreamStores},
+		{Name: "pace_node_cache_upstream_store_failures_total", Help: "Stores not accepted upstream (refused, unreachable, skipped while down, or dropped).", Value: &c.upstreamStoreFails},
+		{Name: "pace_node_cache_requests_refused_not_local_total", Help: "Cache verbs refused because the caller is not this machine.", Value: &c.refusedNotLocal},
+		{Name: "pace_node_cache_requests_refused_payload_too_large_total", Help: "Cache verbs refused: payload over the cap.", Value: &c.refusedTooLarge},
+		{Name: "pace_node_cache_requests_refused_malformed_payload_total", Help: "Cache verbs refused: malformed request or value.", Value: &c.refusedMalformed},
+		{Name: "pace_node_cache_requests_refused_foreign_generation_total", Help: "STOREs refused: a compile-value of another generation.", Value: &c.refusedForeign},
+		counter.GaugeFunc("pace_node_upstream_configured", "1 when --upstream is set; read beside the upstream counters.", func() float64 { return configured }),
 	}
 }

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-func newTestWindow(f *fakeUpstream, clock *fakeClock) *downWindow {
+func newTestWindow(f *fakeUpstream, clock *clocktest.Clock) *downWindow {
 	return newDownWindow(f, DefaultDownWindow, clock.Now, slog.New(slog.DiscardHandler), "fake")
 }
 

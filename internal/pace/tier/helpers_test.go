@@ -2,19 +2,17 @@ package tier
 
 import (
 	"context"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/kv"
 	"github.com/buildfleet/buildfleet/internal/pace/kvclient"
+	"github.com/buildfleet/buildfleet/internal/pace/promexport/promexporttest"
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -25,25 +23,7 @@ var (
 	offBoxPeer   = &net.TCPAddr{IP: net.IPv4(192, 0, 2, 7), Port: 40000} // TEST-NET-1: never this host
 )
 
-// fakeClock is the injected clock: tests step it instead of sleeping.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clocktest.Clock { return clocktest.New(time.Unix(1_700_000_000, 0)) }
 
 // noHostAddrs is a host with loopback only, so tests never depend on the machine's interfaces.
 func noHostAddrs() ([]netip.Addr, error) { return nil, nil }
@@ -109,23 +89,7 @@ func kvOpts(srv *kv.Server, password string) kvclient.Options {
 // kvMetric scrapes one series from pace-kv's /metrics.
 func kvMetric(t testing.TB, srv *kv.Server, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + srv.MetricsAddr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, v, ok := strings.Cut(line, " "); ok && name == series {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return f
-		}
-	}
-	t.Fatalf("series %s not exposed", series)
-	return 0
+	return promexporttest.Value(t, "http://"+srv.MetricsAddr().String()+"/metrics", series)
 }
 
 // kvFetches is how many FETCHes pace-kv has answered.

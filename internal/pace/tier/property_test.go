@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -39,7 +40,7 @@ func (m *tierModel) exchange(now time.Time) bool {
 type modelRun struct {
 	tr      *Tier
 	up      *fakeUpstream
-	clock   *fakeClock
+	clock   *clocktest.Clock
 	m       *tierModel
 	keys    *rapid.Generator[string]
 	stores  uint64

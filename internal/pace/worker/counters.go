@@ -1,9 +1,9 @@
 package worker
 
 import (
-	"github.com/buildfleet/buildfleet/internal/pace/counter"
 	"sync/atomic"
 
+	"github.com/buildfleet/buildfleet/internal/pace/counter"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
 )
 
@@ -141,4 +141,18 @@ func (c *Counters) Metrics() []Metric {
 		Metric{Name: "pace_worker_frames_refused_malformed_payload_total", Help: "COMPILE frames refused malformed-frame: the fields did not decode.", Value: &c.FramesRefusedMalformedPayload},
 		Metric{Name: "pace_worker_frames_refused_payload_too_large_total", Help: "COMPILE frames refused payload-too-large from the frame length.", Value: &c.FramesRefusedPayloadTooLarge},
 	)
+}
+
+// Gauges are the worker's host gauges of pace-node §10.6, read when scraped.
+func (w *Worker) Gauges() []counter.Metric {
+	return []counter.Metric{
+		counter.GaugeFunc("pace_node_cordoned", "1 while this machine's worker is cordoned.", func() float64 {
+			if w.cordoned.Load() {
+				return 1
+			}
+			return 0
+		}),
+		counter.GaugeFunc("pace_node_slots_configured", "Compile slots this worker registers and enforces.", func() float64 { return float64(w.cfg.Slots) }),
+		counter.GaugeFunc("pace_node_slots_busy", "Compile slots in use now.", func() float64 { return float64(w.InFlight()) }),
+	}
 }

@@ -54,7 +54,7 @@ func TestGaugesFollowTheWorker(t *testing.T) {
 	read := func() map[string]float64 {
 		m := map[string]float64{}
 		for _, g := range f.w.Gauges() {
-			m[g.Name] = g.Value()
+			m[g.Name] = g.Read()
 		}
 		return m
 	}

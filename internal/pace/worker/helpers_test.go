@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
 	"github.com/buildfleet/buildfleet/internal/pace/lease/leasetest"
@@ -35,17 +36,7 @@ const (
 // fakeFP is the fingerprint tests pin their compilers under.
 var fakeFP = strings.Repeat("ab", 32)
 
-// clock is a settable test clock.
-type clock struct{ now atomic.Int64 }
-
-func newClock() *clock {
-	c := &clock{}
-	c.now.Store(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.now.Load()) }
-func (c *clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+func newClock() *clocktest.Clock { return clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // leaseState is the fleet state a worker verifies against.
 type leaseState struct {
@@ -73,7 +64,7 @@ func (s *leaseState) LeaderHeardAt() time.Time {
 type fixture struct {
 	t      testing.TB
 	w      *Worker
-	clock  *clock
+	clock  *clocktest.Clock
 	leader *leasetest.Signer
 	node   *leasetest.Signer
 	state  *leaseState

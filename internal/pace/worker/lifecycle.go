@@ -122,27 +122,6 @@ func (w *Worker) Status() Status {
 	}
 }
 
-// Gauge is one gauge the node exports, read when scraped.
-type Gauge struct {
-	Name  string
-	Help  string
-	Value func() float64
-}
-
-// Gauges are the worker's host gauges of pace-node §10.6.
-func (w *Worker) Gauges() []Gauge {
-	return []Gauge{
-		{"pace_node_cordoned", "1 while this machine's worker is cordoned.", func() float64 {
-			if w.cordoned.Load() {
-				return 1
-			}
-			return 0
-		}},
-		{"pace_node_slots_configured", "Compile slots this worker registers and enforces.", func() float64 { return float64(w.cfg.Slots) }},
-		{"pace_node_slots_busy", "Compile slots in use now.", func() float64 { return float64(w.InFlight()) }},
-	}
-}
-
 // DrainReport is how Stop ended.
 type DrainReport struct {
 	// Abandoned names the compiles still running at the drain timeout,

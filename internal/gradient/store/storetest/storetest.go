@@ -8,10 +8,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"runtime/debug"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/clocktest"
 	"github.com/buildfleet/buildfleet/internal/gradient/nixhash"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
@@ -55,42 +55,19 @@ type test struct {
 	run  func(t *testing.T, e *env)
 }
 
-// Clock is a manual clock for WithClock.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock starts at a fixed instant.
-func NewClock() *Clock { return &Clock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-// Now returns the current manual time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // env is one subtest's fresh store with a project subscribed to a cache.
 type env struct {
 	t       *testing.T
 	ctx     context.Context
 	s       store.Store
-	clock   *Clock
+	clock   *clocktest.Clock
 	project store.Project
 	cache   store.Cache
 	open    Opener
 }
 
 func newEnv(t *testing.T, open Opener) *env {
-	clock := NewClock()
+	clock := clocktest.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	e := &env{t: t, ctx: context.Background(), clock: clock, open: open}
 	e.s = open(t, store.WithClock(clock.Now))
 	e.project = e.newProject("main")

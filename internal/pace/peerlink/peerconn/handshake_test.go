@@ -39,15 +39,15 @@ func hangsUp(c net.Conn) {
 }
 
 // acceptAgainst runs v1's Accept against a scripted dialler, returning the
-// error and how long it took on the bubble's clock.
-func acceptAgainst(t *testing.T, p peer, tweak ...func(*Config)) (*node, error, time.Duration) {
+// time it took on the bubble's clock and the error.
+func acceptAgainst(t *testing.T, p peer, tweak ...func(*Config)) (*node, time.Duration, error) {
 	acc := newNode(t, "v1", v1Key, newRoster(), tweak...)
 	a, b := net.Pipe()
 	defer b.Close()
 	go p(b)
 	start := time.Now()
 	_, err := acc.ep.Accept(context.Background(), a)
-	return acc, err, time.Since(start)
+	return acc, time.Since(start), err
 }
 
 // challengeFrame is a genuine challenge, optionally at another version.
@@ -88,7 +88,7 @@ func TestAcceptorRefusesWhatIsNotAHandshake(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				acc, err, took := acceptAgainst(t, tt.peer)
+				acc, took, err := acceptAgainst(t, tt.peer)
 				if !errors.Is(err, tt.err) || took != tt.after {
 					t.Fatalf("%v after %v", err, took)
 				}
@@ -103,7 +103,7 @@ func TestAcceptorRefusesWhatIsNotAHandshake(t *testing.T) {
 // The bound is configurable.
 func TestHandshakeTimeoutIsConfigurable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, err, took := acceptAgainst(t, silent, func(c *Config) { c.HandshakeTimeout = 1500 * time.Millisecond })
+		_, took, err := acceptAgainst(t, silent, func(c *Config) { c.HandshakeTimeout = 1500 * time.Millisecond })
 		if !errors.Is(err, peerlink.ErrHandshakeTimeout) || took != 1500*time.Millisecond {
 			t.Fatalf("%v after %v", err, took)
 		}
@@ -111,14 +111,14 @@ func TestHandshakeTimeoutIsConfigurable(t *testing.T) {
 }
 
 // dialAgainst runs l1's Dial of v1 against a scripted acceptor.
-func dialAgainst(t *testing.T, p peer) (*node, error, time.Duration) {
+func dialAgainst(t *testing.T, p peer) (*node, time.Duration, error) {
 	dial := newNode(t, "l1", l1Key, newRoster())
 	a, b := net.Pipe()
 	defer a.Close()
 	go p(a)
 	start := time.Now()
 	_, err := dial.ep.Dial(context.Background(), b, "v1", peerlink.LearnerToVoter)
-	return dial, err, time.Since(start)
+	return dial, time.Since(start), err
 }
 
 // pace-consensus §7.3.5, pace-consensus §7.3.6: the dialler's refusals of
@@ -156,7 +156,7 @@ func TestDiallerRefusesWhatIsNotAChallenge(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				dial, err, took := dialAgainst(t, tt.peer)
+				dial, took, err := dialAgainst(t, tt.peer)
 				if !errors.Is(err, tt.err) || took != tt.after {
 					t.Fatalf("%v after %v", err, took)
 				}

@@ -5,10 +5,10 @@ import (
 	"encoding/hex"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/clocktest"
 	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/peerlink"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
@@ -104,29 +104,11 @@ func TestLogLinesCarryNoSecrets(t *testing.T) {
 	}
 }
 
-// clock is a fake clock a test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // pace-consensus §7.3.5: refusals before an id is proven are logged at
 // most once a minute, saying how many were held back; a revoked key and
 // refusals after proof are logged every time.
 func TestUnprovenRefusalsAreLoggedOnceAMinute(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := clocktest.New(time.Unix(1_700_000_000, 0))
 	acc := newNode(t, "v1", v1Key, newRoster(), func(c *Config) { c.Now = clk.Now })
 	stranger := newNode(t, "x9", strangerKey, newRoster())
 	removed := newNode(t, "r1", r1Key, newRoster())
@@ -134,7 +116,7 @@ func TestUnprovenRefusalsAreLoggedOnceAMinute(t *testing.T) {
 		overPipe(t, acc, stranger, "v1", peerlink.LearnerToVoter)
 		overPipe(t, acc, removed, "v1", peerlink.LearnerToVoter)
 	}
-	clk.advance(UnprovenLogInterval)
+	clk.Advance(UnprovenLogInterval)
 	overPipe(t, acc, stranger, "v1", peerlink.LearnerToVoter)
 	lines := strings.Split(strings.TrimSpace(acc.logs.String()), "\n")
 	var unproven, revoked []string

@@ -1,7 +1,6 @@
 package peerconn
 
 import (
-	"crypto/ed25519"
 	"errors"
 	"io"
 	"net"
@@ -12,14 +11,6 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/lease/leasetest"
 	"github.com/buildfleet/buildfleet/internal/pace/peerlink"
 )
-
-// forgingSigner presents one key and signs with another.
-type forgingSigner struct{ claims, signs peerlink.Signer }
-
-func (f forgingSigner) Public() ed25519.PublicKey { return f.claims.Public() }
-func (f forgingSigner) Sign(label string, fields ...[]byte) []byte {
-	return f.signs.Sign(label, fields...)
-}
 
 // refusalCases are the rows of the refusal table of pace-consensus §7.3.6.
 var refusalCases = []struct {

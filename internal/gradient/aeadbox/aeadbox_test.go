@@ -1,4 +1,4 @@
-package secretbox
+package aeadbox
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package secretbox
+package aeadbox
 
 import (
 	"crypto/aes"
@@ -24,7 +24,7 @@ const keySize = 32
 
 // ErrOpen is returned for a sealed value that does not open under this key and purpose:
 // corrupt, sealed for another purpose, or sealed under another key.
-var ErrOpen = errors.New("secretbox: sealed value does not open (wrong key, purpose or corrupt)")
+var ErrOpen = errors.New("aeadbox: sealed value does not open (wrong key, purpose or corrupt)")
 
 // Box seals and opens values under one key.
 type Box struct{ aead cipher.AEAD }
@@ -32,15 +32,15 @@ type Box struct{ aead cipher.AEAD }
 // New returns a Box for a 32-byte key.
 func New(key []byte) (*Box, error) {
 	if len(key) != keySize {
-		return nil, fmt.Errorf("secretbox: key is %d bytes, want %d", len(key), keySize)
+		return nil, fmt.Errorf("aeadbox: key is %d bytes, want %d", len(key), keySize)
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	return &Box{aead: aead}, nil
 }
@@ -65,14 +65,14 @@ func readKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	if info.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("secretbox: %s is accessible to others (mode %v); want 0600", path, info.Mode().Perm())
+		return nil, fmt.Errorf("aeadbox: %s is accessible to others (mode %v); want 0600", path, info.Mode().Perm())
 	}
 	key, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	if len(key) != keySize {
-		return nil, fmt.Errorf("secretbox: %s holds %d bytes, want %d", path, len(key), keySize)
+		return nil, fmt.Errorf("aeadbox: %s holds %d bytes, want %d", path, len(key), keySize)
 	}
 	return key, nil
 }
@@ -81,24 +81,24 @@ func readKey(path string) ([]byte, error) {
 // mint their own; the loser reads the winner's.
 func createKey(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	key := make([]byte, keySize)
 	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return readKey(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	_, werr := f.Write(key)
 	serr := f.Sync()
 	if err := errors.Join(werr, serr, f.Close()); err != nil {
 		os.Remove(path)
-		return nil, fmt.Errorf("secretbox: writing %s: %w", path, err)
+		return nil, fmt.Errorf("aeadbox: writing %s: %w", path, err)
 	}
 	return key, nil
 }
@@ -107,7 +107,7 @@ func createKey(path string) ([]byte, error) {
 func (b *Box) Seal(purpose string, plaintext []byte) ([]byte, error) {
 	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(plaintext)+b.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
-		return nil, fmt.Errorf("secretbox: %w", err)
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	return b.aead.Seal(nonce, nonce, plaintext, []byte(purpose)), nil
 }
