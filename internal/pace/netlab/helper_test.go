@@ -37,7 +37,7 @@ func helperMain(args []string) int {
 		err = recvUDP(args[1:])
 	case "sleep":
 		fmt.Println("ready")
-		select {}
+		sleepUntilKilled()
 	case "own-lab":
 		err = ownLab()
 	default:
@@ -45,6 +45,14 @@ func helperMain(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "helper:", err)
 	return 1
+}
+
+// sleepUntilKilled blocks until a signal ends the process. A bare select{} would not do: with
+// no other goroutine and no timer the runtime calls it a deadlock and exits 2.
+func sleepUntilKilled() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }
 
 // serveTCP greets every connection with "hello from NAME".
@@ -98,7 +106,8 @@ func recvUDP(ports []string) error {
 		}()
 	}
 	fmt.Println("ready")
-	select {}
+	sleepUntilKilled()
+	return nil
 }
 
 // ownLab makes a lab owned by this process, prints its namespaces after "ready" and waits to
@@ -114,7 +123,8 @@ func ownLab() error {
 	}
 	fmt.Println("ready")
 	fmt.Println(bridgeNS(l.id), h.Namespace())
-	select {}
+	sleepUntilKilled()
+	return nil
 }
 
 // helper is a helper process whose output lines the test reads.
@@ -171,13 +181,21 @@ func newHelper(t *testing.T, host *Host, args ...string) *helper {
 }
 
 // killed reports whether the helper ended by a signal within timeout.
-func (h *helper) killed(timeout time.Duration) bool {
+// killed waits up to timeout for the helper to end by a signal; otherwise it says how it
+// ended, or that it did not.
+func (h *helper) killed(timeout time.Duration) error {
 	select {
-	case err := <-h.exited:
+	case err, open := <-h.exited:
 		var exit *exec.ExitError
-		return errors.As(err, &exit) && !exit.Exited()
+		switch {
+		case errors.As(err, &exit) && !exit.Exited():
+			return nil
+		case !open:
+			return errors.New("its end was already read")
+		}
+		return fmt.Errorf("it ended by itself (%v); stderr: %s", err, h.cmd.Stderr)
 	case <-time.After(timeout):
-		return false
+		return fmt.Errorf("it was still running after %v", timeout)
 	}
 }
 

@@ -186,8 +186,8 @@ func TestCloseLeavesNothingBehind(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if !running.killed(15 * time.Second) {
-		t.Errorf("a process in a closed lab's host was still running")
+	if err := running.killed(15 * time.Second); err != nil {
+		t.Errorf("a process in a closed lab's host: %v", err)
 	}
 	listed := netnsList(t)
 	for _, ns := range names {
@@ -303,8 +303,8 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 	}
 	serve := startHelper(t, mustOpenOwned(t, left[1]), "sleep")
 	owner.cmd.Process.Signal(syscall.SIGKILL)
-	if !owner.killed(15 * time.Second) {
-		t.Fatal("own-lab outlived SIGKILL")
+	if err := owner.killed(15 * time.Second); err != nil {
+		t.Fatalf("own-lab, sent SIGKILL: %v", err)
 	}
 
 	l, err := New(Options{})
@@ -317,8 +317,8 @@ func TestNewSweepsTheLabsOfDeadProcesses(t *testing.T) {
 			t.Errorf("%s outlived its process's death and the next New", ns)
 		}
 	}
-	if !serve.killed(15 * time.Second) {
-		t.Errorf("the process in the dead lab's host was not killed")
+	if err := serve.killed(15 * time.Second); err != nil {
+		t.Errorf("the process in the dead lab's host: %v", err)
 	}
 }
 
