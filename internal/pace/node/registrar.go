@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"net"
-	"runtime"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
@@ -231,16 +230,6 @@ func (r *registrar) withdraw() {
 func splitPayload(op wire.Op, payload []byte) ([][]byte, error) {
 	info, _ := wire.Lookup(op)
 	return wire.SplitFields(nil, payload, info.Arity)
-}
-
-// capacity is this machine's capacity record for REGISTER.
-func (n *Node) capacity(label string) verbs.Capacity {
-	c := verbs.Capacity{Version: Version, ToolchainLabel: label}
-	c.LogicalCores = verbs.Some(uint32(runtime.NumCPU()))
-	if n.host.MemoryTotal > 0 {
-		c.TotalMemory = verbs.Some(n.host.MemoryTotal)
-	}
-	return c
 }
 
 // schedulerAddr is where this node's scheduler verbs go: its own node port over loopback while
