@@ -13,6 +13,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/pace/consensus"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
+	"github.com/buildfleet/buildfleet/internal/pace/history"
 	"github.com/buildfleet/buildfleet/internal/pace/identity"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
 	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
@@ -50,6 +51,11 @@ type Node struct {
 	adminLn   net.Listener
 	metrics   *metrics
 	counters  counters
+
+	// historyOut holds this node's closed minutes until a leader takes them; fleetHistory is
+	// what this node, while it leads, was handed by every machine (history.go).
+	historyOut   history.Outbox
+	fleetHistory history.Fleet
 
 	proofCounters nodeproof.Counters
 	spentTickets  *lease.SpentSet

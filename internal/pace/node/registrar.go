@@ -117,6 +117,7 @@ func (r *registrar) dial(ctx context.Context, addr string) error {
 		return err
 	}
 	r.conn = conn
+	r.n.historyOut.NewLeader() // perhaps another leader: hand it every minute kept
 	return nil
 }
 
@@ -205,10 +206,16 @@ func (r *registrar) heartbeat(ctx context.Context) error {
 	load := verbs.Load{Cordoned: st.Cordon != 1, CompileBudgetFull: st.BudgetLimited}
 	r.load.sample(&load, st.ScratchRoot)
 	load.Cache = r.n.cacheLoad()
+	hist := r.n.historyOut.Pending()
+	load.History = hist // on the first heartbeat only: one machine, one history
 	for _, id := range r.workerIDs {
 		req := verbs.HeartbeatRequest{WorkerID: id, InFlight: uint32(st.InFlight), Load: load}
 		if _, err := r.do(ctx, wire.OpHeartbeat, req.Append(nil)); err != nil {
 			return err
+		}
+		if len(load.History) > 0 {
+			r.n.historyOut.Acknowledged(hist[len(hist)-1].StartMs)
+			load.History = nil
 		}
 	}
 	return nil

@@ -78,7 +78,8 @@ func (n *Node) open(ctx context.Context) (err error) {
 		return err
 	}
 	n.sched, err = scheduler.New(scheduler.Config{ClusterID: n.cons.State().ClusterID(),
-		Signer: leaseSigner{key: n.id.Key, nodeID: n.id.NodeID}, Verifier: clusterVerifier{n.cons}, Logger: n.log})
+		Signer: leaseSigner{key: n.id.Key, nodeID: n.id.NodeID}, Verifier: clusterVerifier{n.cons}, Logger: n.log,
+		History: n.fleetHistory.Add})
 	if err != nil {
 		return err
 	}
@@ -197,6 +198,7 @@ func (n *Node) serve(ctx context.Context) {
 	}
 	n.goRun(func() { every(ctx, schedulerIdle, n.sweep) })
 	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
+	n.goRun(func() { n.sampleHistory(ctx) })
 	if n.work != nil {
 		r := &registrar{n: n, workerIDs: map[string]string{}, load: newLoadSampler()}
 		n.goRun(func() { r.run(ctx) })

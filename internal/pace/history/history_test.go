@@ -1,0 +1,119 @@
+package history
+
+import (
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+)
+
+const minute = Width
+
+func TestAnOutboxHandsEachClosedMinuteToTheLeaderUntilAcknowledged(t *testing.T) {
+	var o Outbox
+	t0 := int64(1_800_000_000_000) // a minute boundary
+	o.Close(t0+500, Values{CacheItems: 1})
+	o.Close(t0+minute+200, Values{CacheItems: 2})
+	got := o.Pending()
+	if len(got) != 2 || got[0].StartMs != uint64(t0-minute) || got[1].StartMs != uint64(t0) || got[1].Values[CacheItems] != 2 {
+		t.Fatalf("pending %+v", got)
+	}
+	if got[0].SampleMs != uint64(t0+500) {
+		t.Errorf("sample time %d", got[0].SampleMs)
+	}
+	o.Acknowledged(got[0].StartMs)
+	if p := o.Pending(); len(p) != 1 || p[0].StartMs != uint64(t0) {
+		t.Fatalf("after the first was acknowledged: %+v", p)
+	}
+	o.NewLeader()
+	if p := o.Pending(); len(p) != 2 {
+		t.Fatalf("a new leader is handed everything kept; got %d buckets", len(p))
+	}
+}
+
+func TestAnOutboxIgnoresAMinuteItHoldsAndAClockThatSteppedBack(t *testing.T) {
+	var o Outbox
+	t0 := int64(1_800_000_000_000)
+	o.Close(t0+minute, Values{CacheItems: 1})
+	o.Close(t0+minute+30_000, Values{CacheItems: 9}) // the same minute again
+	o.Close(t0, Values{CacheItems: 7})               // an earlier minute
+	p := o.Pending()
+	if len(p) != 1 || p[0].Values[CacheItems] != 1 {
+		t.Fatalf("pending %+v", p)
+	}
+}
+
+func TestAFullOutboxDropsItsOldestBucket(t *testing.T) {
+	var o Outbox
+	t0 := int64(1_800_000_000_000)
+	for i := range verbs.MaxHistoryBuckets + 5 {
+		o.Close(t0+int64(i)*minute, Values{CacheItems: uint64(i)})
+	}
+	p := o.Pending()
+	if len(p) != verbs.MaxHistoryBuckets || p[0].Values[CacheItems] != 5 {
+		t.Fatalf("%d buckets, oldest %d", len(p), p[0].Values[CacheItems])
+	}
+}
+
+func TestTheFleetKeepsEachMinuteOnceInOrder(t *testing.T) {
+	var f Fleet
+	b := func(start uint64, v uint64) verbs.HistoryBucket {
+		return verbs.HistoryBucket{StartMs: start, Values: Values{CacheBytes: v}}
+	}
+	f.Add("n1", []verbs.HistoryBucket{b(120_000, 1), b(240_000, 3)})
+	f.Add("n1", []verbs.HistoryBucket{b(180_000, 2), b(240_000, 4)}) // one backfilled, one redelivered
+	f.Add("n2", []verbs.HistoryBucket{b(60_000, 9)})
+	got := f.Machine("n1")
+	want := []verbs.HistoryBucket{b(120_000, 1), b(180_000, 2), b(240_000, 4)}
+	if !slices.Equal(got, want) {
+		t.Fatalf("n1: %+v", got)
+	}
+	if ids := f.Machines(); !slices.Equal(ids, []string{"n1", "n2"}) {
+		t.Fatalf("machines %v", ids)
+	}
+}
+
+// TestHistoryProperties: whatever order buckets are closed and delivered in, an outbox holds
+// at most a heartbeat's worth in strictly increasing order, and the fleet holds each minute
+// once, in order, at most a day of them, and adding the same buckets again changes nothing.
+func TestHistoryProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var o Outbox
+		var f Fleet
+		starts := rapid.SliceOfN(rapid.Int64Range(0, 3000), 1, 400).Draw(t, "minutes")
+		for i, m := range starts {
+			o.Close(m*minute+1, Values{CacheItems: uint64(i)})
+			if rapid.Bool().Draw(t, "deliver") {
+				p := o.Pending()
+				f.Add("n", p)
+				if len(p) > 0 {
+					o.Acknowledged(p[len(p)-1].StartMs)
+				}
+			}
+		}
+		p := o.Pending()
+		if len(p) > verbs.MaxHistoryBuckets {
+			t.Fatalf("%d pending", len(p))
+		}
+		for i := 1; i < len(p); i++ {
+			if p[i-1].StartMs >= p[i].StartMs {
+				t.Fatalf("outbox out of order at %d", i)
+			}
+		}
+		kept := f.Machine("n")
+		for i := 1; i < len(kept); i++ {
+			if kept[i-1].StartMs >= kept[i].StartMs {
+				t.Fatalf("fleet out of order at %d: %d then %d", i, kept[i-1].StartMs, kept[i].StartMs)
+			}
+		}
+		if len(kept) > MinutesKept {
+			t.Fatalf("%d kept", len(kept))
+		}
+		f.Add("n", kept)
+		if again := f.Machine("n"); !slices.Equal(again, kept) {
+			t.Fatal("adding what the fleet holds changed it")
+		}
+	})
+}

@@ -1,0 +1,78 @@
+package node
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/pace/history"
+)
+
+// TestClosedMinutesRideOnTheNextHeartbeat starts a real node (a fleet of one, whose worker
+// registers with its own scheduler over loopback), closes two minutes of its history, and
+// checks the next heartbeat hands both to the scheduler, which keeps them for the machine; the
+// outbox then holds nothing the leader has not taken, and a third minute goes on its own.
+func TestClosedMinutesRideOnTheNextHeartbeat(t *testing.T) {
+	env := Env{RoutedFrom: func() (string, error) { return "127.0.0.1", nil },
+		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
+	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=127.0.0.1:0", "--listen-raft=127.0.0.1:0",
+		"--slots=1", "--toolchain=gcc", "--cache-memory=1MiB"}, 8<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Start(context.Background(), cfg, env, slog.New(slog.NewTextHandler(io.Discard, nil)), new(slog.LevelVar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop(context.Background())
+	waitRegisteredAt(t, n, n.endpoint())
+
+	t0 := time.UnixMilli(history.BucketStart(time.Now().UnixMilli()))
+	n.closeHistoryMinute(t0.Add(time.Second))
+	n.closeHistoryMinute(t0.Add(time.Minute + time.Second))
+	wakeRegistrar(n) // a heartbeat would carry them within 20 s anyway
+	got := waitHistory(t, n, 2)
+	if got[0].StartMs != uint64(t0.Add(-time.Minute).UnixMilli()) || got[1].StartMs != uint64(t0.UnixMilli()) {
+		t.Fatalf("buckets start at %d and %d; want the minutes before %v and %v", got[0].StartMs, got[1].StartMs, t0, t0.Add(time.Minute))
+	}
+	if got[1].Values[history.OfferableSlots] != 1 || got[1].Values[history.AvailableMemory] == 0 {
+		t.Errorf("values %v: want 1 offerable slot and the available memory", got[1].Values)
+	}
+	waitFor(t, "the outbox to be acknowledged", func() bool { return len(n.historyOut.Pending()) == 0 })
+	n.closeHistoryMinute(t0.Add(2*time.Minute + time.Second))
+	if p := n.historyOut.Pending(); len(p) != 1 {
+		t.Fatalf("after a third minute %d pending; want only the new one", len(p))
+	}
+	wakeRegistrar(n)
+	waitHistory(t, n, 3)
+}
+
+func wakeRegistrar(n *Node) {
+	select {
+	case n.endpointMoved <- struct{}{}:
+	default:
+	}
+}
+
+func waitHistory(t *testing.T, n *Node, want int) []history.Bucket {
+	t.Helper()
+	var got []history.Bucket
+	waitFor(t, "the scheduler to keep the machine's minutes", func() bool {
+		got = n.fleetHistory.Machine(n.id.NodeID)
+		return len(got) == want
+	})
+	return got
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
