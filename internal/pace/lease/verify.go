@@ -23,9 +23,12 @@ const (
 // Context is what the worker knows when a COMPILE arrives. Every field is
 // required; nothing is skipped for a missing one.
 type Context struct {
-	Roster             Roster                        // the fleet state this worker's consensus applied
-	LeaderHeardAt      time.Time                     // last message from a leader; the leader itself passes Now; zero = never
-	Endpoint           string                        // this worker's current advertised endpoint
+	Roster        Roster    // the fleet state this worker's consensus applied
+	LeaderHeardAt time.Time // last message from a leader; the leader itself passes Now; zero = never
+	Endpoint      string    // this worker's current advertised endpoint
+	// MovedFrom, if set, says when this worker stopped advertising an endpoint it advertised
+	// before (false: never did). A grant for such an endpoint is honoured until it expires.
+	MovedFrom          func(endpoint string) (movedAt time.Time, ok bool)
 	RequestFingerprint string                        // the COMPILE request's fingerprint field
 	Serves             func(fingerprint string) bool // whether this worker serves a toolchain
 	Now                time.Time
@@ -116,7 +119,7 @@ func checkGrant(claims *Claims, c Context) *Refusal {
 	if cluster := c.Roster.ClusterID(); claims.ClusterID != cluster {
 		return refuse(ReasonWrongCluster, "the lease was issued in cluster %q; this worker belongs to %q", claims.ClusterID, cluster)
 	}
-	if claims.Endpoint != c.Endpoint {
+	if claims.Endpoint != c.Endpoint && !grantedBeforeAMove(claims, c) {
 		return refuse(ReasonEndpointMismatch, "the lease was issued for worker endpoint %q; this worker advertises %q", claims.Endpoint, c.Endpoint)
 	}
 	if claims.Fingerprint != c.RequestFingerprint {
@@ -165,4 +168,16 @@ func SignedByCluster(text string, r Roster) bool {
 		return ok && tok.SignatureValid(key)
 	}
 	return false
+}
+
+// grantedBeforeAMove reports a grant for an endpoint this worker advertised until it moved,
+// which could have been granted before the move: the longest lifetime from the move covers its
+// expiry. Such a lease names this machine by the address it had, and is honoured until it
+// expires (pace-node §6.1); the expiry check that follows still applies.
+func grantedBeforeAMove(claims *Claims, c Context) bool {
+	if c.MovedFrom == nil {
+		return false
+	}
+	movedAt, ok := c.MovedFrom(claims.Endpoint)
+	return ok && !claims.ExpiresAt.After(movedAt.Add(MaxLifetime+ClockSlack))
 }

@@ -154,6 +154,47 @@ func TestTokenForEndpointARefusedAtEndpointB(t *testing.T) {
 	}
 }
 
+// TestALeaseForTheEndpointAWorkerMovedFromIsHonouredUntilItExpires: a grant for the
+// endpoint a worker advertised before its move is honoured while it lasts; one that could only
+// have been granted after the move, or for an endpoint the worker never had, is refused.
+func TestALeaseForTheEndpointAWorkerMovedFromIsHonouredUntilItExpires(t *testing.T) {
+	cases := []struct {
+		name    string
+		movedAt func(f *fixture) time.Time
+		former  string
+		ok      bool
+	}{
+		{"granted before the move", func(f *fixture) time.Time { return f.ctx.Now.Add(-time.Minute) }, endpointA, true},
+		{"expiring a lifetime after the move", func(f *fixture) time.Time { return f.claims.ExpiresAt.Add(-MaxLifetime - ClockSlack) }, endpointA, true},
+		{"granted after the move", func(f *fixture) time.Time {
+			return f.claims.ExpiresAt.Add(-MaxLifetime - ClockSlack - time.Millisecond)
+		}, endpointA, false},
+		{"an endpoint this worker never had", func(f *fixture) time.Time { return f.ctx.Now }, "10.9.9.9:6674", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture()
+			f.ctx.Endpoint = endpointB // moved from A to B
+			movedAt := c.movedAt(f)
+			f.ctx.MovedFrom = func(e string) (time.Time, bool) { return movedAt, e == c.former }
+			_, r := f.verify(t)
+			switch {
+			case c.ok && r != nil:
+				t.Fatalf("refused: %v", r)
+			case !c.ok && (r == nil || r.Reason != ReasonEndpointMismatch):
+				t.Fatalf("got %v, want lease-endpoint-mismatch", r)
+			}
+		})
+	}
+	f := newFixture()
+	f.ctx.Endpoint = endpointB
+	f.ctx.MovedFrom = func(string) (time.Time, bool) { return f.ctx.Now, true }
+	f.ctx.Now = f.claims.ExpiresAt.Add(ClockSlack + time.Millisecond)
+	if _, r := f.verify(t); r == nil || r.Reason != ReasonExpired {
+		t.Fatalf("an expired lease for the old endpoint: got %v, want expired", r)
+	}
+}
+
 func TestReplayRefusedAtTheSameWorkerOnly(t *testing.T) {
 	f := newFixture()
 	text := f.token(t)

@@ -2,6 +2,8 @@ package node
 
 import (
 	"net"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -12,9 +14,8 @@ const routeCheckEvery = 5 * time.Second
 
 // followRoute keeps an auto-advertised endpoint on the address this machine routes from
 // (called every routeCheckEvery). When it moves, the registrar withdraws the registrations
-// under the old endpoint and registers under the new one at once; a lease already signed for
-// the old endpoint is refused by this worker from then on (its endpoint check), and the client
-// compiles locally.
+// under the old endpoint and registers under the new one at once; a lease already granted for
+// the old endpoint is honoured until it expires (formerEndpoints).
 func (n *Node) followRoute() {
 	if n.followsRoute.Load() {
 		n.rederiveAdvertise()
@@ -38,8 +39,9 @@ func (n *Node) rederiveAdvertise() {
 // moveEndpoint publishes a new advertised endpoint, counts it and wakes the registrar.
 func (n *Node) moveEndpoint(from, to, why string) {
 	n.advertise.Store(&to)
+	n.former.moved(from, to, n.now())
 	n.counters.endpointChanges.Add(1)
-	n.log.Info("advertised endpoint moved; leases naming the old one are refused until they expire",
+	n.log.Info("advertised endpoint moved; leases granted for the old one are honoured until they expire",
 		"from", from, "to", to, "why", why)
 	select {
 	case n.endpointMoved <- struct{}{}:
@@ -53,4 +55,41 @@ func (n *Node) boundEndpoint(adv string) string {
 		return adv
 	}
 	return net.JoinHostPort(hostOf(adv), portOf(n.nodeLn.Addr().String()))
+}
+
+// formerEndpoints remembers when this node stopped advertising each endpoint it had, so its
+// worker honours a lease granted for one of them until the lease expires (pace-node §6.1).
+// Only the last few moves are kept: a lease lives an hour at most.
+type formerEndpoints struct {
+	mu    sync.Mutex
+	moves []formerEndpoint
+}
+
+type formerEndpoint struct {
+	endpoint string
+	movedAt  time.Time
+}
+
+const formerEndpointsKept = 8
+
+func (f *formerEndpoints) moved(from, to string, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.moves = slices.DeleteFunc(f.moves, func(m formerEndpoint) bool { return m.endpoint == from || m.endpoint == to })
+	if len(f.moves) == formerEndpointsKept {
+		f.moves = f.moves[1:]
+	}
+	f.moves = append(f.moves, formerEndpoint{endpoint: from, movedAt: at})
+}
+
+// movedFrom is worker.Config.MovedFrom.
+func (f *formerEndpoints) movedFrom(endpoint string) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.moves {
+		if m.endpoint == endpoint {
+			return m.movedAt, true
+		}
+	}
+	return time.Time{}, false
 }

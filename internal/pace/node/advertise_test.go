@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -41,6 +42,9 @@ func TestAnAutoEndpointFollowsTheRoute(t *testing.T) {
 		t.Fatalf("after the move: advertised %s, %d changes", n.endpoint(), n.counters.endpointChanges.Load())
 	}
 	waitRegisteredAt(t, n, "127.0.0.3:"+port)
+	if _, ok := n.former.movedFrom("127.0.0.2:" + port); !ok {
+		t.Fatal("the worker does not know it advertised the old endpoint: leases granted for it would be refused")
+	}
 	n.rederiveAdvertise()
 	if n.counters.endpointChanges.Load() != 1 {
 		t.Fatal("an unchanged route counted as a move")
@@ -64,5 +68,28 @@ func waitRegisteredAt(t *testing.T, n *Node, endpoint string) {
 			t.Fatalf("registrations %+v, want all at %s", rows, endpoint)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestFormerEndpointsKeepTheLastMovesAndForgetOneMovedBackTo(t *testing.T) {
+	var f formerEndpoints
+	t0 := time.Unix(1_800_000_000, 0)
+	f.moved("a:1", "b:1", t0)
+	f.moved("b:1", "c:1", t0.Add(time.Minute))
+	if at, ok := f.movedFrom("a:1"); !ok || !at.Equal(t0) {
+		t.Fatalf("a:1 moved at %v, %v", at, ok)
+	}
+	f.moved("c:1", "a:1", t0.Add(2*time.Minute)) // back where it was: a:1 is current again
+	if _, ok := f.movedFrom("a:1"); ok {
+		t.Fatal("the current endpoint is listed as a former one")
+	}
+	for i := range formerEndpointsKept + 3 {
+		f.moved(fmt.Sprintf("x:%d", i), fmt.Sprintf("x:%d", i+1), t0.Add(time.Duration(i)*time.Hour))
+	}
+	if _, ok := f.movedFrom("x:0"); ok {
+		t.Error("the oldest move outlived the last", formerEndpointsKept)
+	}
+	if _, ok := f.movedFrom(fmt.Sprintf("x:%d", formerEndpointsKept+2)); !ok {
+		t.Error("the latest move is forgotten")
 	}
 }

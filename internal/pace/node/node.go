@@ -63,7 +63,8 @@ type Node struct {
 	advertise     atomic.Pointer[string]
 	followsRoute  atomic.Bool   // auto advertise on a node port other machines reach
 	endpointMoved chan struct{} // wakes the registrar when the advertised endpoint moves
-	env           Env           // the machine the node plans against, at start and on reload
+	former        formerEndpoints
+	env           Env // the machine the node plans against, at start and on reload
 	stopping      atomic.Bool
 	cancel        context.CancelFunc
 	wg            sync.WaitGroup

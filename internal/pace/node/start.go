@@ -147,7 +147,8 @@ func (n *Node) openWorker(ctx context.Context) (err error) {
 	if !cfg.Worker.RunsWorker() {
 		return nil
 	}
-	base := worker.Config{Signer: n.id.Key, VerifyLeases: true, Leases: leaseState{n.cons}, Endpoint: n.endpoint, Logger: n.log}
+	base := worker.Config{Signer: n.id.Key, VerifyLeases: true, Leases: leaseState{n.cons}, Endpoint: n.endpoint,
+		MovedFrom: n.former.movedFrom, Logger: n.log}
 	wcfg, err := cfg.Worker.Config(n.host, n.toolchainDir(), base)
 	if err != nil {
 		return err

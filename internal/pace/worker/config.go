@@ -53,6 +53,9 @@ type Config struct {
 	VerifyLeases bool
 	Leases       LeaseState
 	Endpoint     func() string // this worker's current advertised endpoint
+	// MovedFrom, if set, says when this worker stopped advertising an endpoint it had before;
+	// leases granted for it are honoured until they expire (lease.Context.MovedFrom).
+	MovedFrom func(endpoint string) (time.Time, bool)
 	// Signer signs replies with the node's identity key (pace-wire §1.15.3).
 	Signer lease.Signer
 	// ScratchParent is where the scratch root lives; "" means the OS temp

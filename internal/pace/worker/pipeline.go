@@ -171,6 +171,7 @@ func (w *Worker) verifyLease(req *verbs.CompileRequest) (string, error) {
 		Roster:             w.cfg.Leases.Roster(),
 		LeaderHeardAt:      w.cfg.Leases.LeaderHeardAt(),
 		Endpoint:           w.cfg.Endpoint(),
+		MovedFrom:          w.cfg.MovedFrom,
 		RequestFingerprint: req.Fingerprint,
 		Serves:             w.servesForLease,
 		Now:                w.cfg.Now(),
