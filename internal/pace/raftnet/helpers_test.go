@@ -157,3 +157,14 @@ func propose(t *testing.T, cmd fleet.Command, ms ...*member) {
 	}
 	t.Fatalf("nobody committed %#v", cmd)
 }
+
+// linksTo lists the live links this transport holds with member id.
+func (t *Transport) linksTo(id string) []*peerconn.Conn {
+	t.mu.Lock()
+	p, ok := t.peers[id]
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return p.links()
+}

@@ -61,7 +61,9 @@ func (t *Transport) stopListening() {
 	}
 }
 
-// prune closes the links of members the fleet no longer names, and rechecks the rest.
+// prune closes the links of members the fleet no longer names, and rechecks the rest. A
+// forgotten member's links are rechecked before they close, so that they end as a revoked key
+// does (counted), whether or not a message was still on its way.
 func (t *Transport) prune(peers Peers) {
 	known := map[string]bool{}
 	for _, m := range peers.Members() {
@@ -78,6 +80,9 @@ func (t *Transport) prune(peers Peers) {
 	}
 	t.mu.Unlock()
 	for _, p := range gone {
+		for _, c := range p.links() {
+			c.Recheck() // a forgotten member's key is revoked: its links end counted as withdrawn
+		}
 		p.closeLinks()
 	}
 	for _, p := range kept {

@@ -78,13 +78,20 @@ func TestAForgetEndsTheForgottenMembersLinks(t *testing.T) {
 	ms := fleetOfThree(t)
 	gone := ms[2]
 	propose(t, fleet.Forget{ID: gone.id}, ms[:2]...)
-	waitFor(t, "the forgotten member's links to end", func() bool {
-		ended := 0
-		for _, m := range ms[:2] {
-			ended += int(m.links.EndedKeyWithdrawn.Load() + m.links.DialsEndedKeyWithdrawn.Load() + m.links.RefusedRevokedKey.Load())
-		}
-		return ended > 0
+	// Whichever end sees the forget first ends the links, counted as a withdrawn key: the
+	// voters when they apply it (or when the forgotten member redials and is refused), the
+	// forgotten member when it applied its own removal first and found its key revoked.
+	withdrawn := func(m *member) uint64 {
+		return m.links.EndedKeyWithdrawn.Load() + m.links.DialsEndedKeyWithdrawn.Load()
+	}
+	waitFor(t, "the forgotten member's links to end as a revoked key", func() bool {
+		return withdrawn(ms[0])+withdrawn(ms[1])+ms[0].links.RefusedRevokedKey.Load()+ms[1].links.RefusedRevokedKey.Load()+withdrawn(gone) > 0
 	})
-	waitFor(t, "its redial refused as revoked", func() bool { return gone.links.DialsRefusedOwnKeyRevoked.Load() > 0 })
+	waitFor(t, "the forgotten member to know its key is revoked", func() bool {
+		return gone.links.DialsRefusedOwnKeyRevoked.Load()+withdrawn(gone) > 0
+	})
+	waitFor(t, "the voters to hold no link to it", func() bool {
+		return len(ms[0].tr.linksTo(gone.id))+len(ms[1].tr.linksTo(gone.id)) == 0
+	})
 	propose(t, fleet.Set{Name: fleet.SettingLeaseLifetime, Value: "4min"}, ms[:2]...)
 }
