@@ -23,46 +23,15 @@ DURATION=${DURATION:-3s}
 export LC_ALL=C PACE_NODE_SHARED_CPU=1
 go build -o "$work/bin/" ./cmd/pace-node ./cmd/pace-cc ./bench/netlab ./bench/failover ./bench/leaseload
 B=$work/bin
-lab=bf$$
-"$B/netlab" up --name="$lab" --hosts=v1,v2,v3,solo,client >"$work/lab.txt"
-trap '[ -n "${KEEP_LOGS:-}" ] && tail -n 30 "$work"/v*.log; "$B/netlab" down --name="$lab" >/dev/null 2>&1 || true; cleanup' EXIT
-addr() { awk -v h="$1" '$1 == "host="h { sub("addr=", "", $3); print $3 }' "$work/lab.txt"; }
-ns() { awk -v h="$1" '$1 == "host="h { sub("ns=", "", $2); print $2 }' "$work/lab.txt"; }
-inns() { local h=$1; shift; ip netns exec "$(ns "$h")" "$@"; }
-
-# start NAME FLAGS...: pace-node on host NAME's default ports; waits for its ready line.
-start() {
-  local h=$1; shift
-  # ip netns exec execs pace-node in its own process: $! is the node, which kill -9 must reach.
-  ip netns exec "$(ns "$h")" "$B/pace-node" --cluster-dir="$work/$h" --node-id="$h" --advertise="$(addr "$h"):6674" \
-    --raft-self="$(addr "$h")" --cache-memory=64MiB --fleet-open "$@" 2>>"$work/$h.log" &
-  eval "pid_$h=$!"
-  pids+=($!)
-  wait_ready "$work/$h.log" "pace-node ready" $! >/dev/null
-}
-key() { inns "$1" "$B/pace-node" --cluster-dir="$work/$1" --node-id="$1" --print-identity | awk '/public-key/ {print $2}'; }
-operator() { inns v1 "$B/pace-node" --scheduler="$(addr "$1"):6674" "${@:2}"; }
-# leader: the voter the fleet says leads, asked of each voter in turn, once one knows.
-leader() {
-  local h l
-  for _ in $(seq 150); do
-    for h in v1 v2 v3; do
-      l=$(inns "$h" "$B/pace-node" --scheduler="$(addr "$h"):6674" --cluster-status 2>/dev/null | awk 'NR == 1 { print $8 }') || true
-      [ -n "$l" ] && { echo "$l"; return 0; }
-    done
-    sleep 0.2
-  done
-  echo "bench-fleet: no leader" >&2; return 1
-}
+. scripts/fleetlib.sh
+NODE_FLAGS=(--fleet-open)
+lab_up "bf$$" v1,v2,v3,solo,client
 
 for h in v1 v2 v3 solo; do key "$h" >"$work/$h.key"; done
-start v1 --slots=32
-for h in v2 v3; do start "$h" --slots=32 --fleet-seed="$(addr v1):6674"; done
+start_machine v1 --slots=32
+for h in v2 v3; do start_machine "$h" --slots=32 --fleet-seed="$(addr v1):6674"; done
 for h in v2 v3; do operator v1 --cluster-admit="$h=$(addr "$h"):6680@$(cat "$work/$h.key")" >/dev/null; done
-for _ in $(seq 300); do
-  [ "$(operator v1 --cluster-status | grep -c ' voter ')" = 3 ] && break
-  sleep 0.2
-done
+wait_voters 3 v1
 fp=$(HOME=$work "$B/pace-cc" --print-toolchain-fingerprint gcc | awk '{ print $1 }')
 
 echo "== failover: kill -9 of the leader of three voters, to the first lease the new leader grants"
@@ -72,12 +41,11 @@ for round in $(seq "$ROUNDS_FAILOVER"); do
   survivor=v1; [ "$lead" = v1 ] && survivor=v2
   sleep 2 # every worker registered with this leader
   since=$(date +%s%N)
-  kill -9 "$(eval echo "\$pid_$lead")"
+  kill_machine "$lead"
   ms=$(inns "$survivor" "$B/failover" -addr="$(addr "$survivor"):6674" -fingerprint="$fp" -since="$since" | sed 's/failover_ms=//')
   times+=("$ms")
   printf 'round %2d: leader %s killed, first lease from the new leader after %s ms\n' "$round" "$lead" "$ms"
-  wait "$(eval echo "\$pid_$lead")" 2>/dev/null || true
-  start "$lead" --slots=32
+  start_machine "$lead" --slots=32
   sleep 3 # the restarted voter catches up before the next kill, or a kill could cost the quorum
 done
 printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
@@ -87,12 +55,12 @@ echo; echo "== LEASE+RELEASE round trips at a leader: three voters beside a clus
 sleep 2
 lead=$(leader)
 inns "$lead" "$B/leaseload" -addr="$(addr "$lead"):6674" -fingerprint="$fp" -conns="$CONNS" -duration="$DURATION" | sed 's/^/three voters: /'
-start solo --slots=32
+start_machine solo --slots=32
 sleep 2
 inns solo "$B/leaseload" -addr="$(addr solo):6674" -fingerprint="$fp" -conns="$CONNS" -duration="$DURATION" | sed 's/^/one node:     /'
 
 echo; echo "== per-TU dispatch overhead across machines: Lua on a client with no worker, against plain gcc there"
-start client --slots=0 --fleet-seed="$(addr "$lead"):6674"
+start_machine client --slots=0 --fleet-seed="$(addr "$lead"):6674"
 operator "$lead" --cluster-admit-learner="client=$(addr client):6680@$(key client)" >/dev/null
 sleep 3
 lua=$(corpus_file lua5.4_5.4.4.orig.tar.gz)

@@ -74,6 +74,67 @@ curl -fs "http://$admin/metrics" | grep -E '^pace_(dispatch_leases_(granted|rele
 echo "pace-kv counters (the shared tier behind the node):"
 curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses)_total|^pace_items ' || true
 
+say "pace across machines: three voters and a client, each machine a network namespace of this host"
+go build -o "$work/fleetbin/" ./bench/netlab 2>"$work/netlab-build.log" || { cat "$work/netlab-build.log" >&2; exit 1; }
+B=$BIN NETLAB=$work/fleetbin/netlab
+. scripts/fleetlib.sh
+export PACE_NODE_SHARED_CPU=1 # the "machines" share this host's CPU: its busy share is not theirs
+lab_up "demo$$" v1,v2,v3,client
+start_machine v1 --slots=2
+echo "v1 founded a fleet of one at $(addr v1); v2, v3 and client start with --fleet-seed=$(addr v1):6674"
+for h in v2 v3; do start_machine "$h" --slots=2 --fleet-seed="$(addr v1):6674"; done
+start_machine client --slots=0 --fleet-seed="$(addr v1):6674"
+admit() { # admit HOST [learner]: runs the admit command HOST's node logged, as an operator copies it
+  local line words
+  for _ in $(seq 100); do
+    line=$(grep -m1 -o 'admit_with="[^"]*"' "$work/$1.log" 2>/dev/null | sed 's/^admit_with="//; s/ (or .*//; s/"$//')
+    [ -n "$line" ] && break
+    sleep 0.1
+  done
+  [ -n "$line" ] || { echo "$1 logged no admit line" >&2; cat "$work/$1.log" >&2; exit 1; }
+  [ "${2:-}" = learner ] && line=${line/--cluster-admit=/--cluster-admit-learner=}
+  echo "\$ $line"
+  read -r -a words <<<"$line"
+  inns v1 "$B/pace-node" "${words[@]:1}" | sed 's/^/  /'
+}
+admit v2; admit v3; admit client learner
+wait_voters 3 v1
+echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-status"
+operator v1 --cluster-status | sed 's/^/  /'
+
+say "Lua 5.4 built on the client, whose node runs no worker: every compile leased and sent to the voters; the leader is killed with -9 mid-build"
+mkdir -p "$work/lua-plain" "$work/lua-fleet" "$work/home-fleet"
+tar -xzf "$lua_tarball" -C "$work/lua-plain" --strip-components=1
+tar -xzf "$lua_tarball" -C "$work/lua-fleet" --strip-components=1
+make -s -C "$work/lua-plain" -j2 posix >/dev/null 2>&1
+lead=$(leader)
+inns client env HOME="$work/home-fleet" PACE_ADDR=127.0.0.1:6674 PACE_SCHEDULER=127.0.0.1:6674 \
+  make -s -C "$work/lua-fleet" -j2 posix CC="$BIN/pace-cc gcc" >"$work/fleet-build.log" 2>&1 &
+build=$!
+for _ in $(seq 600); do
+  [ "$(node_metric "$lead" pace_dispatch_leases_granted_total)" -ge 4 ] && break
+  sleep 0.1
+done
+echo "the leader, $lead, has granted $(node_metric "$lead" pace_dispatch_leases_granted_total) leases: kill -9 $lead"
+kill_machine "$lead"
+wait "$build" || { cat "$work/fleet-build.log" >&2; exit 1; }
+VOTERS=$(for h in v1 v2 v3; do [ "$h" != "$lead" ] && printf '%s ' "$h"; done)
+echo "the build finished; the new leader is $(leader)"
+for h in v1 v2 v3; do
+  [ "$h" = "$lead" ] && { echo "  $h: killed mid-build"; continue; }
+  echo "  $h: $(node_metric "$h" pace_worker_jobs_completed_total) compiles done, $(node_metric "$h" pace_dispatch_leases_granted_total) leases granted as leader"
+done
+same=0 total=0
+for o in "$work/lua-plain/src/"*.o; do
+  total=$((total + 1)); cmp -s "$o" "$work/lua-fleet/src/${o##*/}" && same=$((same + 1))
+done
+echo "$same of $total objects byte-identical to plain gcc's"
+[ "$same" = "$total" ] || exit 1
+"$work/lua-fleet/src/lua" -e 'print("the Lua built across machines says: " .. _VERSION)'
+start_machine "$lead" --slots=2
+echo "$lead restarted: a voter of the fleet again"
+wait_voters 3 "$(leader)"
+
 # Every nix below (the worker's, and the demo's own) runs with the repository's configuration:
 # Debian's nix-bin ships none that builds (no build users, no sandbox shell).
 export NIX_CONF_DIR=$PWD/scripts/nix NIX_USER_CONF_FILES=
