@@ -198,7 +198,7 @@ func (n *Node) serve(ctx context.Context) {
 	n.goRun(func() { every(ctx, schedulerIdle, n.sweep) })
 	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
 	if n.work != nil {
-		r := &registrar{n: n, workerIDs: map[string]string{}, load: newLoadSampler()}
+		r := &registrar{n: n, link: schedLink{n: n}, workerIDs: map[string]string{}, load: newLoadSampler()}
 		n.goRun(func() { r.run(ctx) })
 	}
 	n.log.Info(n.readyLine())
