@@ -50,6 +50,7 @@ func (r *registrar) run(ctx context.Context) {
 		case <-t.C:
 		case <-r.n.work.Changes():
 		case <-r.n.endpointMoved:
+			r.link.drop() // made from the old address, it may lead nowhere now
 		case <-check.C:
 			if !r.leaderMoved() {
 				continue
