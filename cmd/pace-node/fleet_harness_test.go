@@ -28,6 +28,9 @@ type machine struct {
 	key  string // identity key text
 	cmd  *exec.Cmd
 	done chan struct{}
+	// auto: started without --advertise and --raft-self, so pace-node derives both from the
+	// address its host routes from, and follows that address when it moves (followRoute).
+	auto bool
 
 	mu  sync.Mutex
 	log strings.Builder
@@ -56,11 +59,26 @@ func (m *machine) raftAddr() string { return m.host.Addr() + ":6680" }
 // admitLine is what an operator admits the machine with.
 func (m *machine) admitLine() string { return m.name + "=" + m.raftAddr() + "@" + m.key }
 
+// followRoute has the machine started with auto endpoints, on a host with a default route: the
+// address pace-node finds it routes from is then the host's own.
+func (m *machine) followRoute() {
+	m.t.Helper()
+	if err := m.host.RouteDefault(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.auto = true
+}
+
 // start runs pace-node in the machine's namespace and waits for its ready line.
 func (m *machine) start(extra ...string) {
 	m.t.Helper()
-	args := append([]string{"--cluster-dir=" + m.dir, "--node-id=" + m.name, "--advertise=" + m.addr(),
-		"--raft-self=" + m.host.Addr(), "--admin-listen=127.0.0.1:9260", "--cache-memory=64MiB", "--log-level=debug"}, extra...)
+	pinned := []string{"--advertise=" + m.addr(), "--raft-self=" + m.host.Addr()}
+	if m.auto {
+		pinned = nil
+	}
+	args := append(append([]string{"--cluster-dir=" + m.dir, "--node-id=" + m.name}, pinned...),
+		"--admin-listen=127.0.0.1:9260", "--cache-memory=64MiB", "--log-level=debug")
+	args = append(args, extra...)
 	m.cmd = m.host.Command(context.Background(), os.Args[0], args...)
 	// Five machines share this host's CPU: none can tell the fleet's compiles from the rest.
 	m.cmd.Env = append(os.Environ(), "PACE_NODE_AS_MAIN=1", "PACE_NODE_SHARED_CPU=1")

@@ -30,6 +30,10 @@ type Config struct {
 
 	RaftEndpoint string // consensus endpoint peers dial, recorded at founding; "" when unknown
 	NodeEndpoint string // 0xFC endpoint; announced as the scheduler endpoint while leading
+	// Endpoints, when set, gives the two endpoints as they are now, for the announcement a
+	// leader makes of itself: a node whose address moved since it started must not announce
+	// the old one (pace-consensus §7.4). nil: RaftEndpoint and NodeEndpoint.
+	Endpoints func() (raft, node string)
 
 	Transport Transport // nil: NoTransport
 
@@ -74,6 +78,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Endpoints == nil {
+		raft, node := c.RaftEndpoint, c.NodeEndpoint
+		c.Endpoints = func() (string, string) { return raft, node }
 	}
 	return c
 }

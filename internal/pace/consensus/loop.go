@@ -261,7 +261,8 @@ func (n *Node) publishStatus() {
 }
 
 // maybeAnnounce: once per term in which it leads, a node records its own
-// endpoints (its scheduler endpoint among them) if the state lacks them.
+// endpoints as they are now (its scheduler endpoint among them) if the state
+// lacks them.
 func (n *Node) maybeAnnounce() {
 	bs := n.loop.rn.BasicStatus()
 	if bs.RaftState != raft.StateLeader || n.loop.announcedTerm == bs.GetTerm() {
@@ -270,20 +271,28 @@ func (n *Node) maybeAnnounce() {
 	n.loop.announcedTerm = bs.GetTerm()
 	st := n.State()
 	self, ok := st.Member(n.cfg.NodeID)
-	if !ok {
+	if !ok || self.AnnounceSeq == math.MaxUint64 {
 		return
 	}
-	if self.AnnounceSeq == math.MaxUint64 {
-		return
+	raftEP, nodeEP := n.cfg.Endpoints()
+	if recordedAs(self, raftEP, nodeEP) {
+		return // nothing new to record
 	}
 	// Wall-clock nanoseconds order announcements across restarts; the
 	// recorded sequence + 1 keeps them increasing if the clock steps back.
+	// The node numbers its own statements the same way (pace-consensus §7.4).
 	seq := max(self.AnnounceSeq+1, uint64(max(n.cfg.Now().UnixNano(), 0)))
-	cmd := fleet.Announce{ID: n.cfg.NodeID, Seq: seq, RaftEndpoint: n.cfg.RaftEndpoint, NodeEndpoint: n.cfg.NodeEndpoint, SchedulerEndpoint: n.cfg.NodeEndpoint}
+	cmd := fleet.Announce{ID: n.cfg.NodeID, Seq: seq, RaftEndpoint: raftEP, NodeEndpoint: nodeEP, SchedulerEndpoint: nodeEP}
 	if fleet.Validate(st, cmd) != nil {
-		return // nothing new to record
+		return
 	}
 	if err := n.loop.rn.Propose(encodeEnvelope(0, cmd)); err != nil {
 		n.log.Debug("consensus: announcement not proposed", "err", err)
 	}
+}
+
+// recordedAs reports whether m already records what a leader announces of
+// itself: an empty endpoint leaves the recorded one, as Apply does.
+func recordedAs(m fleet.Member, raftEP, nodeEP string) bool {
+	return (raftEP == "" || m.RaftEndpoint == raftEP) && (nodeEP == "" || m.NodeEndpoint == nodeEP && m.SchedulerEndpoint == nodeEP)
 }

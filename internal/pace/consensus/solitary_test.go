@@ -103,3 +103,29 @@ func TestProposeSettingsAndRefusals(t *testing.T) {
 		t.Fatalf("refused proposals reached the log: applied %d → %d", applied, got)
 	}
 }
+
+// TestALeaderAnnouncesItsEndpointsAsTheyAreNow (pace-consensus §7.4): a node that moved since
+// it was configured announces where it is now when it next leads, not where it started; a
+// restart where it was announces nothing.
+func TestALeaderAnnouncesItsEndpointsAsTheyAreNow(t *testing.T) {
+	clock := newFakeClock()
+	cfg := testConfig(t, t.TempDir(), "n1", 1)
+	cfg.Now = clock.Now
+	openNode(t, cfg).Stop()
+	clock.Advance(time.Minute)
+	cfg.Endpoints = func() (string, string) { return "10.0.0.9:6680", "10.0.0.9:6674" }
+	moved := openNode(t, cfg)
+	moved.barrier(t)
+	m, _ := moved.State().Member("n1")
+	if m.RaftEndpoint != "10.0.0.9:6680" || m.NodeEndpoint != "10.0.0.9:6674" || m.SchedulerEndpoint != "10.0.0.9:6674" ||
+		m.AnnounceSeq != uint64(clock.Now().UnixNano()) {
+		t.Fatalf("after a restart at a new address the record is %+v", m)
+	}
+	moved.Stop()
+	clock.Advance(time.Minute)
+	again := openNode(t, cfg)
+	again.barrier(t)
+	if m2, _ := again.State().Member("n1"); m2.AnnounceSeq != m.AnnounceSeq {
+		t.Fatalf("a restart at the recorded address announced again: sequence %d, was %d", m2.AnnounceSeq, m.AnnounceSeq)
+	}
+}

@@ -92,8 +92,8 @@ func endpointStateFor(node, scheduler string, otherwise EndpointState) EndpointS
 	return otherwise
 }
 
-// sameAs compares every field but AnnounceSeq, which an announcement that
-// changes nothing need not advance.
+// sameAs compares every field but AnnounceSeq, which an admission leaves as
+// it is.
 func (m *Member) sameAs(o *Member) bool {
 	return m.ID == o.ID && m.Seat == o.Seat && m.PromotionPending == o.PromotionPending &&
 		m.RaftEndpoint == o.RaftEndpoint && m.NodeEndpoint == o.NodeEndpoint &&

@@ -89,7 +89,9 @@ type Set struct {
 // Announce records endpoints a member announces about itself: its 0xFC
 // endpoint, its consensus endpoint after a move, and its scheduler endpoint
 // when it leads. Empty fields leave the recorded value. Seq must exceed the
-// member's recorded AnnounceSeq, so an older announcement cannot undo a move.
+// member's recorded AnnounceSeq, so an older announcement cannot undo a move;
+// one that does is recorded even when it changes no endpoint
+// (pace-consensus §7.4).
 type Announce struct {
 	ID                string
 	Seq               uint64

@@ -166,11 +166,11 @@ func validateAnnounce(s *State, c Announce) error {
 			return invalid("announcement from %s: %v", c.ID, err)
 		}
 	}
+	// A newer statement is recorded even when it names the endpoints on record: its sequence
+	// alone then keeps an older statement, arriving later, from undoing it (a move from A to
+	// B and back to A).
 	if c.Seq <= old.AnnounceSeq {
 		return notNeeded("announcement %d from %s is not newer than %d, already applied", c.Seq, c.ID, old.AnnounceSeq)
-	}
-	if announced(old, c).sameAs(old) {
-		return notNeeded("%s already has those endpoints recorded", c.ID)
 	}
 	return nil
 }

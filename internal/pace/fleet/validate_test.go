@@ -60,7 +60,7 @@ func TestValidate(t *testing.T) {
 		{"announce leader", Announce{ID: "n2", Seq: 1, SchedulerEndpoint: "10.0.0.2:6674"}, nil, ""},
 		{"announce move", Announce{ID: "n1", Seq: 1, RaftEndpoint: "10.0.7.1:6680", NodeEndpoint: "10.0.7.1:6674"}, nil, ""},
 		{"announce stale seq", Announce{ID: "n1", Seq: 0, NodeEndpoint: "10.0.7.1:6674"}, ErrNotNeeded, "not newer"},
-		{"announce unchanged", Announce{ID: "n1", Seq: 5, NodeEndpoint: "10.0.0.1:6674"}, ErrNotNeeded, "already has those endpoints"},
+		{"announce unchanged, newer", Announce{ID: "n1", Seq: 5, NodeEndpoint: "10.0.0.1:6674"}, nil, ""},
 		{"announce forgotten", Announce{ID: "gone", Seq: 9, NodeEndpoint: "10.0.0.9:6674"}, ErrInvalidChange, "not re-recorded"},
 		{"announce nothing", Announce{ID: "n1", Seq: 9}, ErrInvalidChange, "names no endpoint"},
 		{"announce bad endpoint", Announce{ID: "n1", Seq: 9, NodeEndpoint: "x"}, ErrInvalidChange, "not host:port"},

@@ -8,12 +8,14 @@ import (
 
 // Outbox is a node's closed buckets, newest last, at most verbs.MaxHistoryBuckets of them
 // (the most a heartbeat carries): an older bucket is dropped to make room. Buckets stay after
-// a leader acknowledged them, so a leader elected later can still be handed them; Pending
-// gives only those the current leader has not acknowledged.
+// a leader acknowledged them, so a leader elected later can still be handed them: Pending
+// gives a scheduler what it has not acknowledged, which for any but the last to acknowledge
+// is everything kept.
 type Outbox struct {
 	mu        sync.Mutex
 	buckets   []Bucket
-	ackedUpTo uint64 // the newest start the current leader acknowledged
+	ackedBy   string // the scheduler (its node id) that acknowledged last
+	ackedUpTo uint64 // the newest start it acknowledged
 }
 
 // Close records the sample taken at sampleMs as the bucket of the minute that just ended
@@ -32,29 +34,25 @@ func (o *Outbox) Close(sampleMs int64, v Values) {
 	o.buckets = append(o.buckets, Bucket{StartMs: start, SampleMs: uint64(sampleMs), Values: v})
 }
 
-// Pending is a copy of the buckets the current leader has not acknowledged, oldest first.
-func (o *Outbox) Pending() []Bucket {
+// Pending is a copy of the buckets scheduler has not acknowledged, oldest first.
+func (o *Outbox) Pending(scheduler string) []Bucket {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []Bucket
 	for _, b := range o.buckets {
-		if b.StartMs > o.ackedUpTo {
+		if scheduler != o.ackedBy || b.StartMs > o.ackedUpTo {
 			out = append(out, b)
 		}
 	}
 	return out
 }
 
-// Acknowledged records that the leader took every bucket up to startMs.
-func (o *Outbox) Acknowledged(startMs uint64) {
+// Acknowledged records that scheduler took every bucket up to startMs.
+func (o *Outbox) Acknowledged(scheduler string, startMs uint64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if scheduler != o.ackedBy {
+		o.ackedBy, o.ackedUpTo = scheduler, 0
+	}
 	o.ackedUpTo = max(o.ackedUpTo, startMs)
-}
-
-// NewLeader forgets the acknowledgements: everything kept goes to the next leader.
-func (o *Outbox) NewLeader() {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ackedUpTo = 0
 }

@@ -21,7 +21,9 @@
 // switch while the host's own link stays up: its programs see no interface change, and every
 // packet to or from the other hosts is silently lost until Host.Rejoin. Host.BlockUDPPort drops
 // the UDP datagrams arriving at one port of one host, as a host firewall would, with an
-// nftables table inside that host's namespace.
+// nftables table inside that host's namespace. Host.Readdress moves a host to another free
+// address of the subnet, as a new DHCP lease would, and Host.RouteDefault gives it a default
+// route out of eth0, so a program asking which address the host routes from finds its own.
 //
 // Everything here needs root: namespaces are made with ip netns, which mounts them under
 // /run/netns. New says so in its error rather than skipping, and callers fail on it.

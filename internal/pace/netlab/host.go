@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os/exec"
+	"sync"
 	"syscall"
 )
 
@@ -17,6 +18,8 @@ type Host struct {
 	lab  *Lab
 	name string
 	ns   string
+
+	mu   sync.Mutex // guards addr, which Readdress changes
 	addr netip.Addr
 }
 
@@ -50,7 +53,7 @@ func (l *Lab) freeAddr(name string) (netip.Addr, error) {
 		if h.name == name {
 			return netip.Addr{}, fmt.Errorf("host %s is already in the lab", name)
 		}
-		taken[h.addr] = true
+		taken[h.address()] = true
 	}
 	for i := 1; i < 255; i++ {
 		if a := hostAddr(l.subnet, i); !taken[a] {
@@ -87,8 +90,15 @@ func (h *Host) Name() string { return h.name }
 // Namespace is the host's network namespace, for `ip netns exec <namespace> ...`.
 func (h *Host) Namespace() string { return h.ns }
 
-// Addr is the host's IPv4 address on the lab's segment.
-func (h *Host) Addr() string { return h.addr.String() }
+// Addr is the host's IPv4 address on the lab's segment: the one it has now, after any
+// Readdress.
+func (h *Host) Addr() string { return h.address().String() }
+
+func (h *Host) address() netip.Addr {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addr
+}
 
 // Broadcast is the directed broadcast address of the host's subnet.
 func (h *Host) Broadcast() string { return broadcastOf(h.lab.subnet).String() }

@@ -22,9 +22,14 @@ const unreachable = 300 * time.Millisecond
 
 // greet dials the greeter at to:greetPort from inside from and returns its greeting.
 func greet(from, to *Host, timeout time.Duration) (string, error) {
+	return greetAt(from, to.Addr(), timeout)
+}
+
+// greetAt dials the greeter at addr:greetPort from inside from and returns its greeting.
+func greetAt(from *Host, addr string, timeout time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	c, err := from.DialContext(ctx, "tcp", net.JoinHostPort(to.Addr(), greetPort))
+	c, err := from.DialContext(ctx, "tcp", net.JoinHostPort(addr, greetPort))
 	if err != nil {
 		return "", err
 	}

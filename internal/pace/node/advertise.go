@@ -7,45 +7,80 @@ import (
 	"time"
 )
 
-// routeCheckEvery is how often an auto-advertised endpoint is re-derived (pace-node §6.1).
-// Asking the kernel for a route sends nothing and costs a socket, so checking this often
-// catches a DHCP renewal or a network switch within seconds.
+// routeCheckEvery is how often auto endpoints are re-derived (pace-node §6.1,
+// pace-consensus §7.4). Asking the kernel for a route sends nothing and costs a socket, so
+// checking this often catches a DHCP renewal or a network switch within seconds.
 const routeCheckEvery = 5 * time.Second
 
-// followRoute keeps an auto-advertised endpoint on the address this machine routes from
-// (called every routeCheckEvery). When it moves, the registrar withdraws the registrations
-// under the old endpoint and registers under the new one at once; a lease already granted for
-// the old endpoint is honoured until it expires (formerEndpoints).
+// followRoute keeps auto endpoints on the address this machine routes from (called every
+// routeCheckEvery): the advertised endpoint, and the consensus endpoint unless --raft-self pins
+// it. When the address moved, every consensus link is ended, since a connection made from the
+// old address leads nowhere, and made again from the new one; the node announces itself at
+// once, so the leader records the move (pace-consensus §7.4); and the registrar withdraws the
+// registrations under the old endpoint and registers under the new one. A lease already
+// granted for the old endpoint is honoured until it expires (formerEndpoints).
 func (n *Node) followRoute() {
-	if n.followsRoute.Load() {
-		n.rederiveAdvertise()
+	follows := n.followsRoute.Load()
+	if !follows && !n.raftFollowsRoute {
+		return
+	}
+	routed, err := n.env.RoutedFrom()
+	if err != nil {
+		return // a machine that routes nowhere for a moment keeps its last endpoints
+	}
+	moved := follows && n.rederiveAdvertise(routed)
+	if n.raftFollowsRoute && n.rederiveConsensus(routed) {
+		moved = true
+	}
+	if moved {
+		n.links.transport.Reconnect()
+		n.wake(n.announceNow)
 	}
 }
 
 // rederiveAdvertise moves the advertised endpoint to the routed-from address when that changed.
-// A machine that routes nowhere for a moment keeps its last endpoint.
-func (n *Node) rederiveAdvertise() {
-	routed, err := n.env.RoutedFrom()
-	if err != nil {
-		return
-	}
+func (n *Node) rederiveAdvertise(routed string) bool {
 	old := n.endpoint()
 	next := net.JoinHostPort(routed, portOf(old))
-	if next != old {
-		n.moveEndpoint(old, next, "the address this machine routes from changed")
+	if next == old {
+		return false
 	}
+	n.moveEndpoint(old, next, "the address this machine routes from changed")
+	return true
 }
 
-// moveEndpoint publishes a new advertised endpoint, counts it and wakes the registrar.
+// rederiveConsensus moves the consensus endpoint to the routed-from address, on its port, when
+// that changed, and counts it.
+func (n *Node) rederiveConsensus(routed string) bool {
+	old := n.consensusEndpoint()
+	next := net.JoinHostPort(routed, portOf(old))
+	if old == "" || next == old {
+		return false
+	}
+	n.raftEndpoint.Store(&next)
+	n.counters.raftEndpointChanges.Add(1)
+	n.log.Info("consensus endpoint moved; the consensus links are made again from the new address and the leader is told",
+		"from", old, "to", next)
+	return true
+}
+
+// moveEndpoint publishes a new advertised endpoint, counts it and wakes the registrar and the
+// announcer.
 func (n *Node) moveEndpoint(from, to, why string) {
 	n.advertise.Store(&to)
 	n.former.moved(from, to, n.now())
 	n.counters.endpointChanges.Add(1)
 	n.log.Info("advertised endpoint moved; leases granted for the old one are honoured until they expire",
 		"from", from, "to", to, "why", why)
+	n.wake(n.endpointMoved)
+	n.wake(n.announceNow)
+}
+
+// wake signals a loop waiting on c; a wake-up already pending is enough.
+func (n *Node) wake(c chan struct{}) {
 	select {
-	case n.endpointMoved <- struct{}{}:
-	default: // a wake-up is already pending
+	case c <- struct{}{}:
+	default:
 	}
 }
 

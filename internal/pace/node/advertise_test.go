@@ -13,7 +13,7 @@ import (
 // TestAnAutoEndpointFollowsTheRoute starts a real node whose node port binds every address,
 // moves the address this machine "routes from", and checks the node advertises the new
 // endpoint, counts the move, and re-registers its worker under it with nothing left under the
-// old one.
+// old one. Its consensus port binds loopback only, so its consensus endpoint stays.
 func TestAnAutoEndpointFollowsTheRoute(t *testing.T) {
 	var routed atomic.Pointer[string]
 	first := "127.0.0.2"
@@ -35,19 +35,71 @@ func TestAnAutoEndpointFollowsTheRoute(t *testing.T) {
 		t.Fatalf("advertised %s", n.endpoint())
 	}
 	waitRegisteredAt(t, n, "127.0.0.2:"+port)
+	raftEP := n.consensusEndpoint()
 	moved := "127.0.0.3"
 	routed.Store(&moved)
-	n.rederiveAdvertise()
+	n.followRoute()
 	if n.endpoint() != "127.0.0.3:"+port || n.counters.endpointChanges.Load() != 1 {
 		t.Fatalf("after the move: advertised %s, %d changes", n.endpoint(), n.counters.endpointChanges.Load())
+	}
+	if n.consensusEndpoint() != raftEP || n.counters.raftEndpointChanges.Load() != 0 {
+		t.Fatalf("a consensus endpoint bound to loopback moved: %s (was %s)", n.consensusEndpoint(), raftEP)
 	}
 	waitRegisteredAt(t, n, "127.0.0.3:"+port)
 	if _, ok := n.former.movedFrom("127.0.0.2:" + port); !ok {
 		t.Fatal("the worker does not know it advertised the old endpoint: leases granted for it would be refused")
 	}
-	n.rederiveAdvertise()
+	n.followRoute()
 	if n.counters.endpointChanges.Load() != 1 {
 		t.Fatal("an unchanged route counted as a move")
+	}
+}
+
+// TestAMovedNodeIsReRecordedByItsFleet (pace-consensus §7.4): a node with no worker whose node
+// and consensus ports bind every address founds a fleet recording both endpoints at the address
+// it routes from. When that address moves, both endpoints follow, each move is counted once,
+// and the node's announcement has its fleet record the new ones.
+func TestAMovedNodeIsReRecordedByItsFleet(t *testing.T) {
+	var routed atomic.Pointer[string]
+	first := "127.0.0.2"
+	routed.Store(&first)
+	env := Env{RoutedFrom: func() (string, error) { return *routed.Load(), nil },
+		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
+	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=0", "--listen-raft=0", "--slots=0", "--cache-memory=0"}, 8<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Start(context.Background(), cfg, env, slog.New(slog.NewTextHandler(io.Discard, nil)), new(slog.LevelVar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop(context.Background())
+	node, raft := portOf(n.endpoint()), portOf(n.consensusEndpoint())
+	waitRecordedAt(t, n, "127.0.0.2:"+raft, "127.0.0.2:"+node)
+	moved := "127.0.0.3"
+	routed.Store(&moved)
+	n.followRoute()
+	n.followRoute()
+	if n.consensusEndpoint() != "127.0.0.3:"+raft || n.counters.raftEndpointChanges.Load() != 1 || n.counters.endpointChanges.Load() != 1 {
+		t.Fatalf("after the move: consensus endpoint %s, %d consensus and %d node endpoint changes",
+			n.consensusEndpoint(), n.counters.raftEndpointChanges.Load(), n.counters.endpointChanges.Load())
+	}
+	waitRecordedAt(t, n, "127.0.0.3:"+raft, "127.0.0.3:"+node)
+}
+
+// waitRecordedAt waits until the node's fleet records it at these endpoints.
+func waitRecordedAt(t *testing.T, n *Node, raft, node string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		m, _ := n.cons.State().Member(n.id.NodeID)
+		if m.RaftEndpoint == raft && m.NodeEndpoint == node {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet records %s, %s; want %s, %s", m.RaftEndpoint, m.NodeEndpoint, raft, node)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -19,6 +19,7 @@ type counters struct {
 	mintsRefusedMalformed     atomic.Uint64
 	mintsRefusedNoRandom      atomic.Uint64
 	endpointChanges           atomic.Uint64
+	raftEndpointChanges       atomic.Uint64
 	formationYieldsRefusedPin atomic.Uint64
 	formationJoins            atomic.Uint64
 }
@@ -34,6 +35,7 @@ func (c *counters) metrics() []counter.Metric {
 		{Name: "pace_node_ticket_mints_refused_malformed_total", Help: "MINT-TICKET naming no usable audience (loopback, wildcard, no host).", Value: &c.mintsRefusedMalformed},
 		{Name: "pace_node_ticket_mints_refused_no_random_total", Help: "MINT-TICKET refused: the random source failed.", Value: &c.mintsRefusedNoRandom},
 		{Name: "pace_node_endpoint_changes_total", Help: "Times the advertised endpoint moved (an auto address re-derived, or a reload).", Value: &c.endpointChanges},
+		{Name: "pace_node_raft_endpoint_changes_total", Help: "Times this node's consensus endpoint moved (an auto address re-derived).", Value: &c.raftEndpointChanges},
 		{Name: "pace_formation_yields_refused_pin_total", Help: "Fleets a --fleet-seed named that this node did not ask to join: not the cluster or key --fleet-id pins.", Value: &c.formationYieldsRefusedPin},
 		{Name: "pace_formation_joins_total", Help: "Times this node was admitted by the fleet it asked and became its learner.", Value: &c.formationJoins},
 	}

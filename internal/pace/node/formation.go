@@ -113,7 +113,7 @@ func (n *Node) askToJoin(ctx context.Context) {
 
 // logAdmitLine tells the operator what admits this node.
 func (n *Node) logAdmitLine(b *bootstrap) {
-	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.plan.RaftEndpoint, n.id.Key.PublicText())
+	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.consensusEndpoint(), n.id.Key.PublicText())
 	n.log.Info("asking a fleet to admit this node: it is refused until an operator admits it there",
 		"fleet", b.ClusterID, "leader", b.LeaderID, "at", b.NodeEndpoint,
 		"admit_with", fmt.Sprintf("pace-node --scheduler=%s --cluster-admit=%s (or --cluster-admit-learner=%s)", b.NodeEndpoint, self, self))

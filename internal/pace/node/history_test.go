@@ -15,18 +15,7 @@ import (
 // checks the next heartbeat hands both to the scheduler, which keeps them for the machine; the
 // outbox then holds nothing the leader has not taken, and a third minute goes on its own.
 func TestClosedMinutesRideOnTheNextHeartbeat(t *testing.T) {
-	env := Env{RoutedFrom: func() (string, error) { return "127.0.0.1", nil },
-		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
-	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=127.0.0.1:0", "--listen-raft=127.0.0.1:0",
-		"--slots=1", "--toolchain=gcc", "--cache-memory=1MiB"}, 8<<30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := Start(context.Background(), cfg, env, slog.New(slog.NewTextHandler(io.Discard, nil)), new(slog.LevelVar))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Stop(context.Background())
+	n := startFleetOfOne(t)
 	waitRegisteredAt(t, n, n.endpoint())
 
 	t0 := time.UnixMilli(history.BucketStart(time.Now().UnixMilli()))
@@ -40,13 +29,50 @@ func TestClosedMinutesRideOnTheNextHeartbeat(t *testing.T) {
 	if got[1].Values[history.OfferableSlots] != 1 || got[1].Values[history.AvailableMemory] == 0 {
 		t.Errorf("values %v: want 1 offerable slot and the available memory", got[1].Values)
 	}
-	waitFor(t, "the outbox to be acknowledged", func() bool { return len(n.historyOut.Pending()) == 0 })
+	waitFor(t, "the outbox to be acknowledged", func() bool { return len(n.historyOut.Pending(n.id.NodeID)) == 0 })
 	n.closeHistoryMinute(t0.Add(2*time.Minute + time.Second))
-	if p := n.historyOut.Pending(); len(p) != 1 {
+	if p := n.historyOut.Pending(n.id.NodeID); len(p) != 1 {
 		t.Fatalf("after a third minute %d pending; want only the new one", len(p))
 	}
 	wakeRegistrar(n)
 	waitHistory(t, n, 3)
+}
+
+// startFleetOfOne starts a real node whose worker registers with its own scheduler.
+func startFleetOfOne(t *testing.T) *Node {
+	t.Helper()
+	env := Env{RoutedFrom: func() (string, error) { return "127.0.0.1", nil },
+		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
+	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=127.0.0.1:0", "--listen-raft=127.0.0.1:0",
+		"--slots=1", "--toolchain=gcc", "--cache-memory=1MiB"}, 8<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := Start(context.Background(), cfg, env, slog.New(slog.NewTextHandler(io.Discard, nil)), new(slog.LevelVar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Stop(context.Background()) })
+	return n
+}
+
+// TestABeatOnAConnectionTheSchedulerClosedAsIdleIsSentAgainAtOnce: the node port closes a
+// connection idle for 5 s and a registrar beats every 20 s, so every beat but the first finds
+// its connection closed; it is sent again on a new one, not left for the next beat.
+func TestABeatOnAConnectionTheSchedulerClosedAsIdleIsSentAgainAtOnce(t *testing.T) {
+	n := startFleetOfOne(t)
+	waitRegisteredAt(t, n, n.endpoint())
+	time.Sleep(schedulerIdle + time.Second)
+	for _, w := range n.sched.Snapshot().Workers {
+		if w.LastHeartbeatAge < schedulerIdle {
+			t.Fatalf("a heartbeat %v ago: beats are 20 s apart, and nothing prompted one", w.LastHeartbeatAge)
+		}
+	}
+	n.closeHistoryMinute(time.Now())
+	n.work.Cordon() // a cordon is heartbeated at once (pace-node §6.1), on the connection kept
+	waitForWithin(t, "the beat after the idle close to arrive", 3*time.Second, func() bool {
+		return len(n.fleetHistory.Machine(n.id.NodeID)) == 1
+	})
 }
 
 func wakeRegistrar(n *Node) {
@@ -68,7 +94,12 @@ func waitHistory(t *testing.T, n *Node, want int) []history.Bucket {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitForWithin(t, what, 20*time.Second, cond)
+}
+
+func waitForWithin(t *testing.T, what string, within time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

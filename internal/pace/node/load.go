@@ -10,6 +10,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/pace/store"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
+	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
 
 // loadSampler reads the host facts a heartbeat carries (pace-node §6.1): how busy the CPU has
@@ -99,6 +100,20 @@ func freeBytes(dir string) (uint64, bool) {
 		return 0, false
 	}
 	return st.Bavail * uint64(st.Bsize), true
+}
+
+// load is what this node is doing, as a heartbeat or an announcement carries it: the worker's
+// cordon and byte budget (nothing without a worker), the host facts s samples, and the tier.
+func (n *Node) load(s *loadSampler) verbs.Load {
+	var l verbs.Load
+	scratch := ""
+	if n.work != nil {
+		st := n.work.Status()
+		l.Cordoned, l.CompileBudgetFull, scratch = st.Cordon != worker.CordonServing, st.BudgetLimited, st.ScratchRoot
+	}
+	s.sample(&l, scratch)
+	l.Cache = n.cacheLoad()
+	return l
 }
 
 // cacheLoad is the node's tier as a heartbeat carries it (memory tier, then disk tier), empty

@@ -61,14 +61,19 @@ type Node struct {
 	spentTickets  *lease.SpentSet
 	flagFleetOpen atomic.Bool
 	advertise     atomic.Pointer[string]
-	followsRoute  atomic.Bool   // auto advertise on a node port other machines reach
-	endpointMoved chan struct{} // wakes the registrar when the advertised endpoint moves
-	former        formerEndpoints
-	env           Env // the machine the node plans against, at start and on reload
-	stopping      atomic.Bool
-	cancel        context.CancelFunc
-	wg            sync.WaitGroup
-	now           func() time.Time
+	followsRoute  atomic.Bool            // auto advertise on a node port other machines reach
+	raftEndpoint  atomic.Pointer[string] // the consensus endpoint peers dial ("" with no consensus port)
+	// raftFollowsRoute: the consensus endpoint is auto, re-derived with the advertised one (set
+	// at start; --raft-self cannot change on reload).
+	raftFollowsRoute bool
+	endpointMoved    chan struct{} // wakes the registrar when the advertised endpoint moves
+	announceNow      chan struct{} // wakes the announcer when either endpoint moves
+	former           formerEndpoints
+	env              Env // the machine the node plans against, at start and on reload
+	stopping         atomic.Bool
+	cancel           context.CancelFunc
+	wg               sync.WaitGroup
+	now              func() time.Time
 }
 
 // ErrRefused wraps a configuration the startup rules refuse; main exits 2.
@@ -83,6 +88,11 @@ func (n *Node) fleetOpen() bool {
 
 // endpoint is the advertised endpoint, signed into every lease for this worker.
 func (n *Node) endpoint() string { return *n.advertise.Load() }
+
+// consensusEndpoint is where peers dial this node for consensus now: --raft-self, or the
+// address this machine routes from as last derived (pace-consensus §7.4); "" with no consensus
+// port of its own (a learner).
+func (n *Node) consensusEndpoint() string { return *n.raftEndpoint.Load() }
 
 func identityVerifyTicket(n *Node, ticket []byte) (identity.Ticket, *identity.TicketRefusal) {
 	return identity.VerifyTicket(ticket, n.roster(), n.endpoint(), n.now(), n.spentTickets)

@@ -22,18 +22,21 @@ type Surface struct {
 // from and --print-surfaces prints, the endpoints it advertises, and the startup rules it
 // breaks. The same value drives both, so the printed map and the sockets cannot disagree.
 type Plan struct {
-	Cfg            Config
-	Mode           string // formation mode, or "" before the first start
-	ClusterID      string
-	Surfaces       []Surface
-	Advertise      string // endpoint signed into leases; resolved from auto
-	AdvertiseAuto  bool
-	FollowsRoute   bool   // auto on a node port other machines reach: re-derived while running
-	RaftEndpoint   string // what peers dial for consensus; "" with no consensus
-	StateDir       string
-	StateDirReason string
-	Notes          []string
-	Violations     []string // startup rules this configuration breaks, each a sentence
+	Cfg           Config
+	Mode          string // formation mode, or "" before the first start
+	ClusterID     string
+	Surfaces      []Surface
+	Advertise     string // endpoint signed into leases; resolved from auto
+	AdvertiseAuto bool
+	FollowsRoute  bool   // auto on a node port other machines reach: re-derived while running
+	RaftEndpoint  string // what peers dial for consensus; "" with no consensus
+	// RaftFollowsRoute: the consensus endpoint is auto (no --raft-self) on a port other
+	// machines reach, so it is re-derived with the advertised endpoint (pace-consensus §7.4).
+	RaftFollowsRoute bool
+	StateDir         string
+	StateDirReason   string
+	Notes            []string
+	Violations       []string // startup rules this configuration breaks, each a sentence
 }
 
 // Env is what planning asks of the machine, injectable for tests.
@@ -133,6 +136,7 @@ func (p *Plan) resolveEndpoints(env Env) {
 		host := c.RaftSelf
 		if host == "" || host == "auto" {
 			host = autoHost(raftBind, routed)
+			p.RaftFollowsRoute = !isLoopbackHost(hostOf(raftBind))
 		}
 		p.RaftEndpoint = net.JoinHostPort(host, portOf(raftBind))
 	}

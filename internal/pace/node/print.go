@@ -50,7 +50,11 @@ func (p Plan) printDialled(w io.Writer) {
 		fmt.Fprintf(w, "  node endpoint       %-21s -- signed into leases; what clients DIAL%s\n", p.Advertise, how)
 	}
 	if p.RaftEndpoint != "" {
-		fmt.Fprintf(w, "  consensus endpoint  %-21s -- what peers DIAL; the raft row above is what this node BINDS\n", p.RaftEndpoint)
+		how := ""
+		if p.RaftFollowsRoute {
+			how = " (auto: re-derived with the node endpoint)"
+		}
+		fmt.Fprintf(w, "  consensus endpoint  %-21s -- what peers DIAL; the raft row above is what this node BINDS%s\n", p.RaftEndpoint, how)
 	}
 }
 

@@ -2,13 +2,10 @@ package node
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"net"
 	"time"
 
-	"github.com/buildfleet/buildfleet/internal/pace/nodeproof"
-	"github.com/buildfleet/buildfleet/internal/pace/nodeproof/sealedconn"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -20,11 +17,11 @@ const heartbeatEvery = 20 * time.Second
 // registrar keeps this node's toolchains registered with the leader's scheduler: one
 // REGISTER per toolchain once the survey is done, then a HEARTBEAT every 20 s (at once on a
 // cordon or toolchain change), and WITHDRAW at stop. It uses the same sealed connection any
-// node would, proving this node's identity key; a node that leads its own cluster of one
-// reaches itself over loopback and nothing is special-cased.
+// node would (schedLink), proving this node's identity key; a node that leads its own cluster
+// of one reaches itself over loopback and nothing is special-cased.
 type registrar struct {
 	n         *Node
-	conn      *sealedconn.Conn
+	link      schedLink
 	workerIDs map[string]string // fingerprint -> worker id the scheduler gave
 	endpoint  string            // the endpoint those registrations name
 	leader    string            // the leader those registrations are with
@@ -43,8 +40,11 @@ func (r *registrar) run(ctx context.Context) {
 	defer t.Stop()
 	check := time.NewTicker(leaderCheckEvery)
 	defer check.Stop()
-	for {
-		r.beat(ctx)
+	for due := true; ; {
+		if due {
+			r.beat(ctx)
+		}
+		due = true
 		select {
 		case <-ctx.Done():
 			r.withdraw()
@@ -52,10 +52,9 @@ func (r *registrar) run(ctx context.Context) {
 		case <-t.C:
 		case <-r.n.work.Changes():
 		case <-r.n.endpointMoved:
+			r.link.drop() // made from the old address, it may lead nowhere now
 		case <-check.C:
-			if !r.leaderMoved() {
-				continue
-			}
+			due = r.leaderMoved() // a look only: beats stay 20 s apart
 		}
 	}
 }
@@ -69,17 +68,9 @@ func (r *registrar) leaderMoved() bool {
 	}
 	r.n.log.Info("the leader moved: registering the worker with the new one", "from", r.leader, "to", id)
 	r.leader = id
-	r.drop()
+	r.link.drop()
 	r.workerIDs = map[string]string{}
 	return true
-}
-
-// drop closes the connection to the scheduler, if any.
-func (r *registrar) drop() {
-	if r.conn != nil {
-		r.conn.Close()
-		r.conn = nil
-	}
 }
 
 // beat registers whatever is not registered and heartbeats the rest; any failure drops the
@@ -97,7 +88,7 @@ func (r *registrar) beat(ctx context.Context) {
 }
 
 func (r *registrar) ensureConn(ctx context.Context) error {
-	if r.conn != nil {
+	if r.link.conn != nil {
 		return nil
 	}
 	addr := r.n.schedulerAddr()
@@ -105,54 +96,26 @@ func (r *registrar) ensureConn(ctx context.Context) error {
 		return errors.New("no leader is known")
 	}
 	r.leader, _ = r.n.cons.Leader()
-	return r.dial(ctx, addr)
+	return r.link.dial(ctx, addr)
 }
 
-// dial opens the proven, sealed connection to the scheduler at addr.
-func (r *registrar) dial(ctx context.Context, addr string) error {
-	conn, err := sealedconn.Dial(ctx, addr, sealedconn.Config{Prover: &nodeproof.Client{
-		ID: r.n.id.NodeID, Key: r.n.id.Key, Roster: liveRoster{r.n.cons}, Random: rand.Reader,
-	}, Counters: &r.n.proofCounters})
-	if err != nil {
-		return err
-	}
-	r.conn = conn
-	r.n.historyOut.NewLeader() // perhaps another leader: hand it every minute kept
-	return nil
-}
-
-// do sends one scheduler verb, following not-leader to the leader it names (two hops at
-// most: this node's view of who leads may lag). Any other failure drops the connection.
+// do sends one scheduler verb over the link, which follows not-leader: registrations made
+// with the old leader are forgotten then, and a verb other than REGISTER ends the beat (a
+// heartbeat names ids only the old leader gave).
 func (r *registrar) do(ctx context.Context, op wire.Op, payload []byte) ([]byte, error) {
-	fields, err := splitPayload(op, payload)
-	for hop := 0; err == nil; hop++ {
-		var body []byte
-		if _, body, err = r.conn.Do(ctx, op, fields...); err == nil {
-			return body, nil
-		}
-		var ref wire.Refusal
-		if !errors.As(err, &ref) || ref.Code != wire.CodeNotLeader || ref.Message == "" || hop == maxLeaderHops {
-			break
-		}
-		r.drop()
-		r.workerIDs = map[string]string{} // registrations are the old leader's
-		if err = r.dial(ctx, ref.Message); err != nil {
-			return nil, err
-		}
+	body, err := r.link.do(ctx, op, payload, func() error {
+		r.workerIDs = map[string]string{}
 		if op != wire.OpRegister {
-			return nil, errReregister // heartbeats name ids only the old leader gave
+			return errReregister
 		}
-	}
+		return nil
+	})
 	var ref wire.Refusal
 	if errors.As(err, &ref) && ref.Code == wire.CodeNoWorker {
 		r.workerIDs = map[string]string{} // the scheduler forgot us: register again
 	}
-	r.drop()
-	return nil, err
+	return body, err
 }
-
-// maxLeaderHops is how many not-leader answers the registrar follows in one verb.
-const maxLeaderHops = 2
 
 // errReregister ends a beat that found a new leader mid-heartbeat: the next beat registers.
 var errReregister = errors.New("the leader moved: registering again")
@@ -203,40 +166,31 @@ func (r *registrar) withdrawStale(ctx context.Context, endpoint string) error {
 
 func (r *registrar) heartbeat(ctx context.Context) error {
 	st := r.n.work.Status()
-	load := verbs.Load{Cordoned: st.Cordon != 1, CompileBudgetFull: st.BudgetLimited}
-	r.load.sample(&load, st.ScratchRoot)
-	load.Cache = r.n.cacheLoad()
-	hist := r.n.historyOut.Pending()
-	load.History = hist // on the first heartbeat only: one machine, one history
+	load := r.n.load(r.load)
 	for _, id := range r.workerIDs {
+		to := r.link.server()
+		load.History = r.n.historyOut.Pending(to) // nothing after the first has been acknowledged
 		req := verbs.HeartbeatRequest{WorkerID: id, InFlight: uint32(st.InFlight), Load: load}
 		if _, err := r.do(ctx, wire.OpHeartbeat, req.Append(nil)); err != nil {
 			return err
 		}
-		if len(load.History) > 0 {
-			r.n.historyOut.Acknowledged(hist[len(hist)-1].StartMs)
-			load.History = nil
+		if h := load.History; len(h) > 0 && r.link.server() == to {
+			r.n.historyOut.Acknowledged(to, h[len(h)-1].StartMs)
 		}
 	}
 	return nil
 }
 
 func (r *registrar) withdraw() {
-	if r.conn == nil {
+	if r.link.conn == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for _, id := range r.workerIDs {
-		r.conn.Do(ctx, wire.OpWithdraw, []byte(id))
+		r.link.conn.Do(ctx, wire.OpWithdraw, []byte(id))
 	}
-	r.conn.Close()
-}
-
-// splitPayload turns an Append-built payload back into fields for Do.
-func splitPayload(op wire.Op, payload []byte) ([][]byte, error) {
-	info, _ := wire.Lookup(op)
-	return wire.SplitFields(nil, payload, info.Arity)
+	r.link.drop()
 }
 
 // schedulerAddr is where this node's scheduler verbs go: its own node port over loopback while

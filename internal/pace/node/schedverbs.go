@@ -27,7 +27,7 @@ func (n *Node) scheduler(ctx context.Context, c *frameserver.Conn, req *frameser
 	}
 	switch req.Op() {
 	case wire.OpRegister, wire.OpHeartbeat, wire.OpWithdraw, wire.OpNodeAnnounce:
-		return n.joining(c, req)
+		return n.joining(ctx, c, req)
 	case wire.OpClusterSet, wire.OpClusterForget, wire.OpClusterAdmit, wire.OpClusterAdmitLearner:
 		return n.clusterChange(ctx, c, req)
 	}
@@ -52,14 +52,19 @@ func (n *Node) notLeader() frameserver.Reply {
 }
 
 // joining serves REGISTER, HEARTBEAT, WITHDRAW and NODE-ANNOUNCE to a connection that proved
-// a live roster key (loopback included: pace-node §8.3).
-func (n *Node) joining(c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+// a live roster key (loopback included: pace-node §8.3). An announcement the scheduler took is
+// then recorded in the fleet where it moves the member (pace-consensus §7.4).
+func (n *Node) joining(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	peer, err := n.state(c).proof.Proven()
 	if err != nil {
 		n.sched.Counters().RefusedNodeIdentityRequired.Add(1)
 		return sealedconn.RefuseUnproven(err)
 	}
-	return n.schedulerServe(c, req, scheduler.Caller{NodeID: peer.ID, Key: peer.Key})
+	reply := n.schedulerServe(c, req, scheduler.Caller{NodeID: peer.ID, Key: peer.Key})
+	if req.Op() != wire.OpNodeAnnounce || reply.Status != wire.StatusOk {
+		return reply
+	}
+	return n.recordMove(ctx, peer.ID, req.Fields)
 }
 
 func (n *Node) schedulerServe(c *frameserver.Conn, req *frameserver.Request, caller scheduler.Caller) frameserver.Reply {

@@ -35,11 +35,12 @@ func Start(ctx context.Context, cfg Config, env Env, log *slog.Logger, level *sl
 		return nil, wrapRefused(p)
 	}
 	n := &Node{plan: p, log: log, LogLevel: level, now: time.Now, spentTickets: lease.NewSpentSet(0),
-		env: env, endpointMoved: make(chan struct{}, 1)}
+		env: env, endpointMoved: make(chan struct{}, 1), announceNow: make(chan struct{}, 1), raftFollowsRoute: p.RaftFollowsRoute}
 	n.flagFleetOpen.Store(cfg.FleetOpen)
 	n.followsRoute.Store(p.FollowsRoute)
-	adv := p.Advertise
+	adv, raftEP := p.Advertise, p.RaftEndpoint
 	n.advertise.Store(&adv)
+	n.raftEndpoint.Store(&raftEP)
 	n.local = thismachine.New(thismachine.InterfaceAddrs, time.Now, 30*time.Second, log)
 	ctx, n.cancel = context.WithCancel(ctx)
 	if err := n.open(ctx); err != nil {
@@ -68,7 +69,8 @@ func (n *Node) open(ctx context.Context) (err error) {
 		return err
 	}
 	n.cons, err = consensus.Open(ctx, consensus.Config{StateDir: n.plan.StateDir, NodeID: n.id.NodeID,
-		PublicKey: n.id.Key.Public(), RaftEndpoint: n.plan.RaftEndpoint, NodeEndpoint: n.endpoint(),
+		PublicKey: n.id.Key.Public(), RaftEndpoint: n.consensusEndpoint(), NodeEndpoint: n.endpoint(),
+		Endpoints: func() (string, string) { return n.consensusEndpoint(), n.endpoint() },
 		Transport: n.links.transport, Logger: n.log})
 	if err != nil {
 		return err
@@ -116,8 +118,9 @@ func (n *Node) fillEphemeralPorts() {
 	n.plan.Advertise = adv
 	if n.raftLn != nil {
 		n.raftBound = n.raftLn.Addr().String()
-		if portOf(n.plan.RaftEndpoint) == "0" {
-			n.plan.RaftEndpoint = net.JoinHostPort(hostOf(n.plan.RaftEndpoint), portOf(n.raftBound))
+		if raftEP := n.consensusEndpoint(); portOf(raftEP) == "0" {
+			raftEP = net.JoinHostPort(hostOf(raftEP), portOf(n.raftBound))
+			n.raftEndpoint.Store(&raftEP)
 		}
 	}
 }
@@ -201,9 +204,11 @@ func (n *Node) serve(ctx context.Context) {
 	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
 	n.goRun(func() { n.sampleHistory(ctx) })
 	if n.work != nil {
-		r := &registrar{n: n, workerIDs: map[string]string{}, load: newLoadSampler()}
+		r := &registrar{n: n, link: schedLink{n: n}, workerIDs: map[string]string{}, load: newLoadSampler()}
 		n.goRun(func() { r.run(ctx) })
 	}
+	a := newAnnouncer(n)
+	n.goRun(func() { a.run(ctx) })
 	n.log.Info(n.readyLine())
 }
 
@@ -243,7 +248,7 @@ func (n *Node) readyLine() string {
 		}
 	}
 	return fmt.Sprintf("pace-node ready: mode=%s node=%s cluster=%s node-port=%s advertise=%s consensus=%s (dialled at %s) admin=%s slots=%s toolchains=%s lease-check=%s admits: %s; fleet-open %s",
-		mode, n.id.NodeID, n.cons.State().ClusterID(), n.nodeLn.Addr(), n.endpoint(), bindOrNone(n.raftLn), orNone(n.plan.RaftEndpoint),
+		mode, n.id.NodeID, n.cons.State().ClusterID(), n.nodeLn.Addr(), n.endpoint(), bindOrNone(n.raftLn), orNone(n.consensusEndpoint()),
 		bindOrNone(n.adminLn), slots, toolchains, check, admissionPolicy(n), onOff(n.fleetOpen()))
 }
 

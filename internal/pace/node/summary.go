@@ -38,7 +38,7 @@ func (n *Node) summary() verbs.FleetSummary {
 		s.State = verbs.FleetSolitary
 	}
 	if cs.Mode != consensus.Learner {
-		s.RaftEndpoint = n.plan.RaftEndpoint
+		s.RaftEndpoint = n.consensusEndpoint()
 	}
 	if lead, ok := st.Member(cs.LeaderID); ok {
 		s.LeaderID, s.LeaderNodeEndpoint, s.LeaderKey = lead.ID, lead.SchedulerEndpoint, lead.Key

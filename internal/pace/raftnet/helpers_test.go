@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"net"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,6 +34,49 @@ type member struct {
 	stop    context.CancelFunc
 	boot    []fleet.Member
 	stopped bool
+	bind    string    // where the consensus port binds; "" binds addr
+	accepts acceptLog // the local address of every link it accepted
+}
+
+// acceptLog records where a member accepted its links.
+type acceptLog struct {
+	mu sync.Mutex
+	at []string
+}
+
+func (l *acceptLog) has(addr string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Contains(l.at, addr)
+}
+
+// loggedListener notes the local address of every connection it accepts.
+type loggedListener struct {
+	net.Listener
+	log *acceptLog
+}
+
+func (l loggedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.log.mu.Lock()
+		l.log.at = append(l.log.at, c.LocalAddr().String())
+		l.log.mu.Unlock()
+	}
+	return c, err
+}
+
+// listen binds the member's consensus port, logging what it accepts.
+func (m *member) listen() (net.Listener, error) {
+	bind := m.bind
+	if bind == "" {
+		bind = m.addr
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, err
+	}
+	return loggedListener{ln, &m.accepts}, nil
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -79,7 +124,7 @@ func (m *member) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.tr = New(Config{Self: m.id, Endpoint: ep, Peers: func() Peers { return fl }, Counters: &m.net,
-		Listen: func() (net.Listener, error) { return net.Listen("tcp", m.addr) },
+		Listen: m.listen,
 		Node:   nodeRef{node.Load}})
 	opened, err := consensus.Open(ctxT(t), consensus.Config{StateDir: m.dir, NodeID: m.id, PublicKey: m.key.Public(),
 		RaftEndpoint: m.addr, NodeEndpoint: m.addr, Transport: m.tr, TickInterval: 10 * time.Millisecond, ElectionTicks: 20})

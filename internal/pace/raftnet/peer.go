@@ -28,6 +28,7 @@ type peer struct {
 
 	mu       sync.Mutex
 	out      *peerconn.Conn // dialled by this node
+	outAddr  string         // the endpoint out was dialled at
 	in       *peerconn.Conn // accepted from the peer
 	redial   time.Duration
 	nextDial time.Time
@@ -84,14 +85,21 @@ func (p *peer) send(m *pb.Message) {
 
 // link is the link to send on: this node's own when it dials the peer (every voter for a
 // learner; voters it has messages for, for a voter), else the two-way link the peer (a
-// learner) opened.
+// learner) opened. A link dialled to an endpoint the fleet no longer records for the peer is
+// closed and the recorded one dialled (pace-consensus §7.4): the peer moved, and the old link,
+// however healthy it looks from here, may lead nowhere.
 func (p *peer) link() *peerconn.Conn {
 	peers := p.t.cfg.Peers()
 	m, known := memberNamed(peers, p.id)
 	dialler := known && m.Seat == fleet.Voter && m.RaftEndpoint != ""
 	p.mu.Lock()
-	c, in := p.out, p.in
+	c, in, at := p.out, p.in, p.outAddr
 	p.mu.Unlock()
+	if c != nil && dialler && at != m.RaftEndpoint {
+		p.t.log.Info("a member's consensus endpoint moved: dialling it at the new one", "peer", p.id, "from", at, "to", m.RaftEndpoint)
+		p.forget(c)
+		c = nil
+	}
 	switch {
 	case c != nil:
 		return c
@@ -129,7 +137,7 @@ func (p *peer) dial(addr string, learner bool) *peerconn.Conn {
 		return nil
 	}
 	p.t.cfg.Counters.Dials.Add(1)
-	p.redial, p.out = 0, c
+	p.redial, p.out, p.outAddr = 0, c, addr
 	if dir.TwoWay() {
 		p.t.wg.Add(1)
 		go func() { defer p.t.wg.Done(); p.t.read(p, c); p.forget(c) }()

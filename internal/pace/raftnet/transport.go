@@ -10,6 +10,10 @@
 // (pace_raft_sends_dropped_no_session_total): Raft sends it again. A newer inbound link from
 // the same member supersedes the older one (pace_raft_inbound_sessions_superseded_total).
 //
+// Moves (pace-consensus §7.4): a link dialled to an endpoint the fleet no longer records for its
+// peer is dropped and the recorded one dialled, and Reconnect ends every link of a node whose
+// own address moved, so they are made again from where it is now.
+//
 // Every message received is checked by peerlink (tag, roster, the sender the Raft message
 // names) before it reaches the node; what the roster no longer holds ends its links at their
 // next message, and Maintain ends idle ones within a second.
@@ -161,6 +165,25 @@ func (t *Transport) Close() {
 	}
 	t.mu.Unlock()
 	t.wg.Wait()
+}
+
+// Reconnect ends every link, dialled or accepted, so each is made again: the links this node
+// dials are dialled afresh at its next message, from the address this machine now routes from,
+// and its peers dial it again where the fleet records it (pace-consensus §7.4). A node whose
+// address moved calls it: a connection made from the old address leads nowhere any more.
+func (t *Transport) Reconnect() {
+	t.mu.Lock()
+	peers := make([]*peer, 0, len(t.peers))
+	for _, p := range t.peers {
+		peers = append(peers, p)
+	}
+	t.mu.Unlock()
+	for _, p := range peers {
+		p.closeLinks()
+		p.mu.Lock()
+		p.redial, p.nextDial = 0, time.Time{} // no wait left over from dials made before the move
+		p.mu.Unlock()
+	}
 }
 
 // Serve accepts consensus links on ln until ln closes or the transport stops.

@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/consensus"
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 )
 
 // fleetOfThree founds n1, and admits n2 and n3 as voters over real consensus links on
 // loopback: each joins as a learner (dialling n1, which has no other way to reach it), catches
-// up from the leader's snapshot, and is promoted once it has.
-func fleetOfThree(t *testing.T) []*member {
+// up from the leader's snapshot, and is promoted once it has. prepare, if any, is given each
+// joiner before it starts.
+func fleetOfThree(t *testing.T, prepare ...func(*member)) []*member {
 	t.Helper()
 	n1 := newMember(t, "n1")
 	n1.start(t)
@@ -19,6 +21,9 @@ func fleetOfThree(t *testing.T) []*member {
 	ms := []*member{n1}
 	for _, id := range []string{"n2", "n3"} {
 		j := joiner(t, id, n1)
+		for _, f := range prepare {
+			f(j)
+		}
 		j.start(t)
 		propose(t, fleet.Admit{ID: id, Seat: fleet.Voter, RaftEndpoint: j.addr, Key: j.key.Public()}, ms...)
 		ms = append(ms, j)
@@ -94,4 +99,43 @@ func TestAForgetEndsTheForgottenMembersLinks(t *testing.T) {
 		return len(ms[0].tr.linksTo(gone.id))+len(ms[1].tr.linksTo(gone.id)) == 0
 	})
 	propose(t, fleet.Set{Name: fleet.SettingLeaseLifetime, Value: "4min"}, ms[:2]...)
+}
+
+// A node whose address moved ends its links with Reconnect and dials again; a voter whose
+// consensus endpoint the fleet then records somewhere else is dialled there, the link to the
+// old endpoint dropped although it still works, because from another machine it may lead
+// nowhere (pace-consensus §7.4).
+func TestAMovedVoterIsDialledWhereTheFleetRecordsIt(t *testing.T) {
+	// The joiners' ports bind every loopback address, so 127.0.0.2 reaches them too.
+	ms := fleetOfThree(t, func(j *member) { j.bind = ":" + portOf(t, j.addr) })
+	var moved *member
+	for _, m := range ms {
+		if !m.node.IsLeader() && m.bind != "" {
+			moved = m
+		}
+	}
+	// Its links so far are the ones it made as a learner; ended once it knows it is a voter, it
+	// dials as one, and the others dial it where the fleet records it.
+	waitFor(t, moved.id+" to know it is a voter", func() bool { return moved.node.Status().Mode == consensus.Voter })
+	dials := moved.net.Dials.Load()
+	moved.tr.Reconnect()
+	waitFor(t, moved.id+" to dial again, and be dialled at "+moved.addr, func() bool {
+		return moved.net.Dials.Load() > dials && moved.accepts.has(moved.addr)
+	})
+	to := net.JoinHostPort("127.0.0.2", portOf(t, moved.addr))
+	propose(t, fleet.Admit{ID: moved.id, Seat: fleet.Voter, RaftEndpoint: to}, ms...)
+	waitFor(t, "the leader to dial "+moved.id+" at "+to, func() bool { return moved.accepts.has(to) })
+	propose(t, fleet.Set{Name: fleet.SettingLeaseLifetime, Value: "5min"}, ms...)
+	waitFor(t, moved.id+" to apply a change made after its move", func() bool {
+		return moved.node.State().Settings().LeaseLifetime.Minutes() == 5
+	})
+}
+
+func portOf(t *testing.T, addr string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

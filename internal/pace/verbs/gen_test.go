@@ -120,6 +120,7 @@ func genLoad(t *rapid.T) Load {
 		Conditions:        rapid.SliceOfN(rapid.Byte(), 0, 64).Draw(t, "conditions"),
 		InterfaceAddrs:    genTexts(t, "loadAddrs", MaxInterfaceAddrs, MaxInterfaceAddr),
 		CompileBudgetFull: rapid.Bool().Draw(t, "budgetFull"),
+		AnnounceSeq:       genOpt64(t, "announceSeq"),
 	}
 }
 

@@ -6,8 +6,8 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// Load record positions (pace-wire §1.14). Position 8 is pace's own addition,
-// appended where variable arity lets an older reader skip it.
+// Load record positions (pace-wire §1.14). Positions 8 and 9 are pace's own
+// additions, appended where variable arity lets an older reader skip them.
 const (
 	loadCPU = iota
 	loadAvailableMemory
@@ -18,6 +18,7 @@ const (
 	loadConditions
 	loadInterfaces
 	loadBudgetFull
+	loadAnnounceSeq
 	loadPositions
 )
 
@@ -37,6 +38,11 @@ type Load struct {
 	// it (`limited-by: compile-budget`), so the scheduler answers
 	// no-capacity rather than granting (pace's position 8).
 	CompileBudgetFull bool
+	// AnnounceSeq numbers the endpoint a NODE-ANNOUNCE states (pace's position
+	// 9, NODE-ANNOUNCE only): a node numbers each address it finds itself at,
+	// so the leader records a move only from a statement newer than the one on
+	// record (pace-consensus §7.4).
+	AnnounceSeq Opt[uint64]
 }
 
 // CacheLoad is `[tiers: per tier empty | nested [items][bytes][evictions]
@@ -76,6 +82,7 @@ func (l Load) AppendField(dst []byte) []byte {
 	dst = wire.AppendField(dst, l.Conditions)
 	dst = appendTextList(dst, l.InterfaceAddrs)
 	dst = appendFlag(dst, l.CompileBudgetFull)
+	dst = wire.AppendOptU64Field(dst, l.AnnounceSeq.Value, l.AnnounceSeq.Present)
 	return wire.EndField(dst, mark)
 }
 
@@ -141,6 +148,7 @@ func (p *parser) load(f []byte, field string) Load {
 		Cordoned:          p.flag(pos(loadCordoned), field+".cordoned"),
 		InterfaceAddrs:    p.texts(pos(loadInterfaces), field+".interfaceAddresses", MaxInterfaceAddrs, MaxInterfaceAddr),
 		CompileBudgetFull: p.flag(pos(loadBudgetFull), field+".compileBudgetFull"),
+		AnnounceSeq:       p.opt64(pos(loadAnnounceSeq), field+".announceSeq"),
 	}
 	if c := pos(loadConditions); len(c) > 0 && !p.failed() {
 		l.Conditions = append([]byte(nil), c...)
