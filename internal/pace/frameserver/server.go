@@ -222,12 +222,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // context of any handler still running.
 func (s *Server) Close() error {
 	s.beginShutdown()
-	s.cancel()
 	s.mu.Lock()
 	for c := range s.conns {
 		c.raw.Close()
 	}
 	s.mu.Unlock()
+	s.cancel() // after the close: a handler that answers its cancelled context has no one to tell
 	return nil
 }
 
