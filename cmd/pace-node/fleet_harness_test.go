@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,6 +124,17 @@ func (m *machine) logText() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.log.String()
+}
+
+// stop is SIGTERM, as a service manager stops a node, and waits for the exit.
+func (m *machine) stop() {
+	m.t.Helper()
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(30 * time.Second):
+		m.t.Fatalf("%s did not stop on SIGTERM:\n%s", m.name, m.logText())
+	}
 }
 
 // kill is kill -9.

@@ -102,6 +102,9 @@ func TestAFleetAcrossMachines(t *testing.T) {
 	t.Run("a forget ends the forgotten machine's link and proven session; its worker is granted nothing", func(t *testing.T) {
 		forgetAMachine(t, ms, voters, hosts[5])
 	})
+	t.Run("a worker stopped by SIGTERM withdraws from the leader at once", func(t *testing.T) {
+		stopAWorker(t, voters)
+	})
 	t.Run("a quorum lost for good comes back by the offline recovery", func(t *testing.T) {
 		recoverALostQuorum(t, voters)
 	})
@@ -200,6 +203,26 @@ func forgetAMachine(t *testing.T, ms map[string]*machine, voters []*machine, fro
 	if n := jobsOn(ms, "v1", "v2", "v3"); n <= elsewhere {
 		t.Fatalf("the build after the forget compiled nothing on the voters (%v then, %v now)", elsewhere, n)
 	}
+}
+
+// stopAWorker stops a follower voter with SIGTERM once the connection its registrar keeps
+// between beats has likely been closed as idle by the leader (5 s): its registrations must
+// leave the leader's scheduler at once, not 90 s later.
+func stopAWorker(t *testing.T, voters []*machine) {
+	leader := leaderMachine(t, voters)
+	var follower *machine
+	for _, m := range voters[1:] {
+		if m != leader {
+			follower = m
+		}
+	}
+	time.Sleep(6 * time.Second)
+	before := leader.metric("pace_dispatch_workers_withdrawn_total")
+	follower.stop()
+	eventually(t, "the leader to count the stopped worker's withdrawal", 3*time.Second, func() (bool, string) {
+		n := leader.metric("pace_dispatch_workers_withdrawn_total")
+		return n > before, fmt.Sprint(n)
+	})
 }
 
 // recoverALostQuorum kills two of the three voters for good: the survivor commits nothing. Once

@@ -181,14 +181,22 @@ func (r *registrar) heartbeat(ctx context.Context) error {
 	return nil
 }
 
+// withdraw retracts every registration as the node stops, on a new connection when the one
+// kept between beats was closed as idle, so the scheduler stops granting this worker at once
+// rather than 90 s later.
 func (r *registrar) withdraw() {
-	if r.link.conn == nil {
+	if len(r.workerIDs) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	if r.ensureConn(ctx) != nil {
+		return // the scheduler forgets the entries after 90 s of silence instead
+	}
 	for _, id := range r.workerIDs {
-		r.link.conn.Do(ctx, wire.OpWithdraw, []byte(id))
+		if _, err := r.link.do(ctx, wire.OpWithdraw, verbs.WithdrawRequest{WorkerID: id}.Append(nil), nil); err != nil {
+			break // the link is dropped; so are the entries, 90 s from now
+		}
 	}
 	r.link.drop()
 }
