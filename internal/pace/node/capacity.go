@@ -1,10 +1,10 @@
 package node
 
 import (
-	"net"
 	"os"
 
 	"github.com/buildfleet/buildfleet/internal/pace/store"
+	"github.com/buildfleet/buildfleet/internal/pace/thismachine"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
@@ -52,17 +52,16 @@ func tierLimit(t store.TierStats) verbs.TierLimit {
 // interfaceAddrs are this machine's unicast addresses other than loopback and link-local, at
 // most as many as the record carries.
 func interfaceAddrs() []string {
-	all, err := net.InterfaceAddrs()
+	all, err := thismachine.InterfaceAddrs()
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, a := range all {
-		ipn, ok := a.(*net.IPNet)
-		if !ok || ipn.IP.IsLoopback() || ipn.IP.IsLinkLocalUnicast() || ipn.IP.IsMulticast() {
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsMulticast() {
 			continue
 		}
-		if out = append(out, ipn.IP.String()); len(out) == verbs.MaxInterfaceAddrs {
+		if out = append(out, a.String()); len(out) == verbs.MaxInterfaceAddrs {
 			break
 		}
 	}
