@@ -38,7 +38,7 @@ var opTable = func() [256]OpInfo {
 		{OpWithdraw, "WITHDRAW", 1, MaxControlPayload, okErr, GateIdentity, FamilyScheduler, MaxReportReply},
 		{OpNodeStatus, "NODE-STATUS", 0, MaxControlPayload, okErr, GateNone, FamilyNode, MaxReportReply},
 		{OpNodeMetrics, "NODE-METRICS", 0, MaxControlPayload, okErr, GateNone, FamilyNode, MaxReportReply},
-		{OpEnroll, "ENROLL", 7, MaxEnrollPayload, okErr, GatePre, FamilyEnrollment, MaxSealedReplyPayload},
+		{OpEnroll, "ENROLL", 8, MaxEnrollPayload, okErr, GatePre, FamilyEnrollment, MaxSealedReplyPayload},
 		{OpEnrollControl, "ENROLL-CONTROL", 2, MaxControlPayload, okErr, GateOperator, FamilyEnrollment, MaxReportReply},
 		{OpSubscribe, "SUBSCRIBE", 3, MaxControlPayload, okErrPush, GateNone, FamilyLive, MaxReportReply},
 		{OpCordon, "CORDON", 1, MaxControlPayload, okErr, GateLoopbackOnly, FamilyCompile, MaxRefusalReply},
