@@ -123,6 +123,8 @@ func Print(w io.Writer, v Verb, a Answer) error {
 		return err
 	case v.Seat != "":
 		return printReceipt(w, v, a)
+	case v.Op == wire.OpEnrollControl:
+		return printEnrollment(w, a)
 	}
 	f, err := wire.SplitFields(nil, a.Body, 1)
 	if err != nil {

@@ -43,6 +43,12 @@ type Config struct {
 	ClusterAdmitLearner string
 	ClusterForget       string
 	ClusterSet          string
+	// Enrollment verbs (pace-node §9.3), to the leader like the cluster verbs.
+	EnrollList        bool
+	EnrollApprove     string
+	EnrollReject      string
+	EnrollClear       bool
+	EnrollAutoApprove string
 	// Offline recovery (pace-consensus §7.7): with the node stopped, re-found the cluster with
 	// this node as its only voter, forgetting RecoverForget.
 	ClusterRecover bool
@@ -70,24 +76,35 @@ var retired = []string{"raft-peer", "raft-join", "cluster-id", "serve-scheduler"
 	"listen-cache", "fleet-member", "scheduler-token-file", "cluster-admit-client",
 	"cluster-forget-client", "cluster-key-file", "voter-key", "enroll-from", "cluster-admit-worker"}
 
-// OperatorVerb is the cluster verb the command line names, if any; more than one is refused.
-func (c Config) OperatorVerb() (clusterctl.Verb, bool, error) {
+// operatorVerbs are the operator verbs the command line names, each ready to build.
+func (c Config) operatorVerbs() []func() (clusterctl.Verb, error) {
+	named := []struct {
+		given bool
+		build func() (clusterctl.Verb, error)
+	}{
+		{c.ClusterStatus, func() (clusterctl.Verb, error) { return clusterctl.Status(), nil }},
+		{c.set["cluster-admit"], func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmit, false) }},
+		{c.set["cluster-admit-learner"], func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmitLearner, true) }},
+		{c.set["cluster-forget"], func() (clusterctl.Verb, error) { return clusterctl.Forget(c.ClusterForget) }},
+		{c.set["cluster-set"], func() (clusterctl.Verb, error) { return clusterctl.Set(c.ClusterSet) }},
+		{c.EnrollList, func() (clusterctl.Verb, error) { return clusterctl.EnrollList(), nil }},
+		{c.set["enroll-approve"], func() (clusterctl.Verb, error) { return clusterctl.EnrollApprove(c.EnrollApprove) }},
+		{c.set["enroll-reject"], func() (clusterctl.Verb, error) { return clusterctl.EnrollReject(c.EnrollReject) }},
+		{c.EnrollClear, func() (clusterctl.Verb, error) { return clusterctl.EnrollClear(), nil }},
+		{c.set["enroll-auto-approve"], func() (clusterctl.Verb, error) { return clusterctl.EnrollAutoApprove(c.EnrollAutoApprove) }},
+	}
 	var verbs []func() (clusterctl.Verb, error)
-	if c.ClusterStatus {
-		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Status(), nil })
+	for _, v := range named {
+		if v.given {
+			verbs = append(verbs, v.build)
+		}
 	}
-	if c.set["cluster-admit"] {
-		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmit, false) })
-	}
-	if c.set["cluster-admit-learner"] {
-		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Admit(c.ClusterAdmitLearner, true) })
-	}
-	if c.set["cluster-forget"] {
-		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Forget(c.ClusterForget) })
-	}
-	if c.set["cluster-set"] {
-		verbs = append(verbs, func() (clusterctl.Verb, error) { return clusterctl.Set(c.ClusterSet) })
-	}
+	return verbs
+}
+
+// OperatorVerb is the operator verb the command line names, if any; more than one is refused.
+func (c Config) OperatorVerb() (clusterctl.Verb, bool, error) {
+	verbs := c.operatorVerbs()
 	switch len(verbs) {
 	case 0:
 		if len(c.Schedulers) > 0 {

@@ -54,6 +54,11 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.ClusterAdmitLearner, "cluster-admit-learner", "", "admit `<id>=<host>:<port>[@<key>]` as a learner, or demote a voter")
 	fs.StringVar(&c.ClusterForget, "cluster-forget", "", "remove member `id` and revoke its key, in one entry")
 	fs.StringVar(&c.ClusterSet, "cluster-set", "", "set a replicated setting `name=value` (fleet-open, lease-lifetime)")
+	fs.BoolVar(&c.EnrollList, "enroll-list", false, "print the machines asking to join the fleet, and whether an automatic window is open")
+	fs.StringVar(&c.EnrollApprove, "enroll-approve", "", "admit the machine asking as `<id>@<key>` as a learner (the key it asked with)")
+	fs.StringVar(&c.EnrollReject, "enroll-reject", "", "reject the machine `id` asking to join (it does not ask again for an hour)")
+	fs.BoolVar(&c.EnrollClear, "enroll-clear", false, "empty the list of machines asking to join")
+	fs.StringVar(&c.EnrollAutoApprove, "enroll-auto-approve", "", "admit every machine asking to join as a learner for `duration` (at most 24h), or off")
 	fs.BoolVar(&c.ClusterRecover, "cluster-recover", false, "with this node stopped, make it its cluster's only voter again (a quorum lost for good); other voters stay as learners")
 	fs.Func("cluster-recover-forget", "with --cluster-recover, also forget member `id` and revoke its key (repeatable)", func(v string) error {
 		c.RecoverForget = append(c.RecoverForget, v)

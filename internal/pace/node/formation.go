@@ -1,13 +1,11 @@
 package node
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +15,6 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/edkey"
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 	"github.com/buildfleet/buildfleet/internal/pace/identity"
-	"github.com/buildfleet/buildfleet/internal/pace/machineticket"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
@@ -35,8 +32,8 @@ type bootstrap struct {
 // bootstrapFile, in the state directory, keeps the fleet asked across restarts.
 const bootstrapFile = "fleet-endpoints"
 
-// seekEvery paces asking the seeds, and reminding the operator while not yet admitted.
-const seekEvery = 10 * time.Second
+// pollEvery paces looking for a fleet and polling its leader while waiting for approval.
+const pollEvery = 5 * time.Second
 
 func (n *Node) loadBootstrap() {
 	b, err := os.ReadFile(filepath.Join(n.plan.StateDir, bootstrapFile))
@@ -62,17 +59,16 @@ func (n *Node) bootstrapRoster() []fleet.Member {
 	return []fleet.Member{{ID: b.LeaderID, Seat: fleet.Voter, RaftEndpoint: b.RaftEndpoint, NodeEndpoint: b.NodeEndpoint, Key: key}}
 }
 
-// seekFleet, on a node given --fleet-seed that still leads its own cluster of one, asks the
-// seeds for their fleet (a signed FLEET-SUMMARY, checked against --fleet-id when pinned),
-// records it and asks to be admitted: the node goes pending and dials the fleet's leader,
-// which refuses it until an operator admits it there. Discovery admits nobody; nor does this.
+// seekFleet, on a node that still leads its own cluster of one, looks for a fleet to join
+// (pace-node §9.2): the --fleet-seed endpoints first, then fleets discovery proved on the
+// segment. Once it yields to one, it goes pending and polls the fleet's leader with ENROLL until
+// an operator approves or rejects it there. Discovery admits nobody; nor does this.
 func (n *Node) seekFleet(ctx context.Context) {
-	if len(n.plan.Cfg.FleetSeeds) == 0 {
+	if len(n.plan.Cfg.FleetSeeds) == 0 && !n.discoveryOn() {
 		return
 	}
-	t := time.NewTicker(seekEvery)
+	t := time.NewTicker(pollEvery)
 	defer t.Stop()
-	reminded := time.Time{}
 	for {
 		mode := n.cons.Status().Mode
 		if mode != consensus.Solitary && mode != consensus.Pending || n.cons.State().Len() > 1 {
@@ -80,9 +76,8 @@ func (n *Node) seekFleet(ctx context.Context) {
 		}
 		if b := n.boot.Load(); b == nil {
 			n.askToJoin(ctx)
-		} else if time.Since(reminded) > time.Minute {
-			reminded = time.Now()
-			n.logAdmitLine(b)
+		} else {
+			n.pollEnrollment(ctx, b)
 		}
 		select {
 		case <-ctx.Done():
@@ -93,30 +88,39 @@ func (n *Node) seekFleet(ctx context.Context) {
 }
 
 func (n *Node) askToJoin(ctx context.Context) {
-	b, err := n.askSeeds(ctx)
+	b, err := n.findFleet(ctx)
 	if err != nil {
-		n.log.Warn("no fleet to join yet", "seeds", n.plan.Cfg.FleetSeeds, "err", err)
+		n.logNoFleet(err)
 		return
 	}
+	if err := n.yieldTo(ctx, b); err != nil {
+		n.log.Error("asking to join", "fleet", b.ClusterID, "err", err)
+	}
+}
+
+// yieldTo records the fleet asked and goes pending (pace_formation_yields_total).
+func (n *Node) yieldTo(ctx context.Context, b *bootstrap) error {
 	data, _ := json.Marshal(b)
 	if err := writeFileAtomic(filepath.Join(n.plan.StateDir, bootstrapFile), data); err != nil {
-		n.log.Error("recording the fleet asked", "err", err)
-		return
+		return fmt.Errorf("recording the fleet asked: %w", err)
 	}
 	n.boot.Store(b)
+	n.asking.start(n.now())
 	if err := n.cons.SetPending(ctx, true); err != nil {
-		n.log.Error("asking to join", "err", err)
-		return
+		return err
 	}
+	n.enroll.c.yields.Add(1)
 	n.logAdmitLine(b)
+	return nil
 }
 
 // logAdmitLine tells the operator what admits this node.
 func (n *Node) logAdmitLine(b *bootstrap) {
-	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.consensusEndpoint(), n.id.Key.PublicText())
-	n.log.Info("asking a fleet to admit this node: it is refused until an operator admits it there",
+	key := n.id.Key.PublicText()
+	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.consensusEndpoint(), key)
+	n.log.Info("asking a fleet to admit this node: it waits until an operator approves it there",
 		"fleet", b.ClusterID, "leader", b.LeaderID, "at", b.NodeEndpoint,
-		"admit_with", fmt.Sprintf("pace-node --scheduler=%s --cluster-admit=%s (or --cluster-admit-learner=%s)", b.NodeEndpoint, self, self))
+		"approve_with", fmt.Sprintf("pace-node --scheduler=%s --enroll-approve=%s@%s (or --cluster-admit-learner=%s)", b.NodeEndpoint, n.id.NodeID, key, self))
 }
 
 // askSeeds asks each seed in turn, following one hop to the leader a seed names.
@@ -176,17 +180,7 @@ func askSummary(ctx context.Context, addr string) (verbs.FleetSummary, []byte, e
 	if _, err := rand.Read(req.Nonce[:]); err != nil {
 		return verbs.FleetSummary{}, nil, err
 	}
-	d := net.Dialer{Timeout: 5 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return verbs.FleetSummary{}, nil, err
-	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := nc.Write(machineticket.Request(wire.OpFleetSummary, req.Append(nil))); err != nil {
-		return verbs.FleetSummary{}, nil, err
-	}
-	_, body, err := wire.ReadReply(bufio.NewReader(nc), wire.OpFleetSummary, wire.MaxRefusalReply, nil)
+	body, err := exchangeOnce(ctx, addr, wire.OpFleetSummary, req.Append(nil), wire.MaxRefusalReply)
 	if err != nil {
 		return verbs.FleetSummary{}, nil, err
 	}
@@ -201,22 +195,14 @@ func askSummary(ctx context.Context, addr string) (verbs.FleetSummary, []byte, e
 }
 
 // linkAccepted is told of every consensus link this node dialled that the other end accepted.
-// A node asking to join is admitted when the fleet's leader accepts its link: it dissolves its
-// own cluster and becomes the fleet's learner, learning the fleet from the leader.
+// A node asking to join is admitted when the fleet's leader accepts its link (an operator
+// admitted it there, by --enroll-approve or --cluster-admit): it joins as the fleet's learner.
 func (n *Node) linkAccepted(peer string) {
 	b := n.boot.Load()
 	if b == nil || peer != b.LeaderID || n.cons.Status().Mode != consensus.Pending {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := n.cons.Join(ctx, b.ClusterID); err != nil {
-		n.log.Error("admitted by the fleet, but could not join it", "fleet", b.ClusterID, "err", err)
-		return
-	}
-	n.counters.formationJoins.Add(1)
-	n.log.Info("admitted: this node's own cluster is dissolved and archived; it is now a learner of the fleet",
-		"fleet", b.ClusterID, "leader", b.LeaderID)
+	n.joinFleet(context.Background(), b)
 }
 
 // writeFileAtomic writes a small state file through a temporary file and a rename.

@@ -51,6 +51,8 @@ func (n *Node) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.
 		}
 	case wire.FamilyFormation:
 		return n.fleetSummary(req)
+	case wire.FamilyEnrollment:
+		return n.enrollment(ctx, c, req)
 	}
 	return frameserver.RefuseCode(wire.CodeUnknownOpcode) // a component this build does not run
 }

@@ -20,6 +20,7 @@ func (n *Node) newMetrics() *metrics {
 	m.reg.Add(n.sched.Counters().Metrics()...)
 	m.reg.Add(n.proofCounters.Metrics()...)
 	m.reg.Add(n.counters.metrics()...)
+	m.reg.Add(n.enroll.c.metrics()...)
 	m.reg.Add(n.links.counters.Metrics()...)
 	m.reg.Add(n.links.net.Metrics()...)
 	if n.work != nil {

@@ -45,12 +45,16 @@ type Node struct {
 	links    *links // consensus links (links.go)
 	// raftBound is the address the consensus port is bound at (the kernel's port for a :0);
 	// "" while none was bound.
-	raftBound string
-	boot      atomic.Pointer[bootstrap] // the fleet this node asks to join (formation.go)
-	admin     *http.Server
-	adminLn   net.Listener
-	metrics   *metrics
-	counters  counters
+	raftBound  string
+	boot       atomic.Pointer[bootstrap] // the fleet this node asks to join (formation.go)
+	asking     askState                  // where this node stands with it (formation_enroll.go)
+	joinMu     sync.Mutex                // one join at a time
+	discovered discoveredFleets          // fleets discovery proved on the segment (discovery.go)
+	admin      *http.Server
+	adminLn    net.Listener
+	metrics    *metrics
+	counters   counters
+	enroll     enrollState // the leader's enrollment window (enroll.go)
 
 	// historyOut holds this node's closed minutes until a leader takes them; fleetHistory is
 	// what this node, while it leads, was handed by every machine (history.go).

@@ -100,17 +100,8 @@ func (n *Node) params() scheduler.Params {
 // clusterChange proposes CLUSTER-SET, -FORGET, -ADMIT and -ADMIT-LEARNER and answers once the
 // entry applied.
 func (n *Node) clusterChange(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
-	v := n.admit(c)
-	switch {
-	case !v.Admitted:
-		n.counters.requestsRefusedNotAMember.Add(1)
-		return n.notAMember(v)
-	case !v.Identified:
-		n.sched.Counters().RefusedIdentifiedCallerRequired.Add(1)
-		return frameserver.Refuse(wire.Refuse(wire.CodeIdentifiedCallerRequired, "cluster changes need an identified caller; --fleet-open admits anonymous callers to compile verbs only"))
-	case !v.Operator:
-		n.counters.operatorStandingRequired.Add(1)
-		return frameserver.Refuse(wire.Refuse(wire.CodeOperatorStandingRequired, "cluster changes are answered to this machine or a voter"))
+	if reply, ok := n.operatorGate(c, &n.counters.requestsRefusedNotAMember, &n.sched.Counters().RefusedIdentifiedCallerRequired); !ok {
+		return reply
 	}
 	cmd, err := clusterCommand(req.Op(), req.Fields)
 	if err != nil {
