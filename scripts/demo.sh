@@ -84,20 +84,29 @@ start_machine v1 --slots=2
 echo "v1 founded a fleet of one at $(addr v1); v2, v3 and client start with --fleet-seed=$(addr v1):6674"
 for h in v2 v3; do start_machine "$h" --slots=2 --fleet-seed="$(addr v1):6674"; done
 start_machine client --slots=0 --fleet-seed="$(addr v1):6674"
-admit() { # admit HOST [learner]: runs the admit command HOST's node logged, as an operator copies it
-  local line words
+logged() { # logged HOST KEY: the command HOST's node logged under KEY, as an operator copies it
+  local line
   for _ in $(seq 100); do
-    line=$(grep -m1 -o 'admit_with="[^"]*"' "$work/$1.log" 2>/dev/null | sed 's/^admit_with="//; s/ (or .*//; s/"$//')
+    line=$(grep -m1 -o "$2=\"[^\"]*\"" "$work/$1.log" 2>/dev/null | sed "s/^$2=\"//; s/\"\$//")
     [ -n "$line" ] && break
     sleep 0.1
   done
-  [ -n "$line" ] || { echo "$1 logged no admit line" >&2; cat "$work/$1.log" >&2; exit 1; }
-  [ "${2:-}" = learner ] && line=${line/--cluster-admit=/--cluster-admit-learner=}
+  [ -n "$line" ] || { echo "$1 logged no $2 line" >&2; cat "$work/$1.log" >&2; exit 1; }
+  echo "$line"
+}
+run_logged() { # run_logged HOST KEY: runs it at v1
+  local line words
+  line=$(logged "$1" "$2")
   echo "\$ $line"
   read -r -a words <<<"$line"
   inns v1 "$B/pace-node" "${words[@]:1}" | sed 's/^/  /'
 }
-admit v2; admit v3; admit client learner
+for _ in $(seq 100); do operator v1 --enroll-list | grep -q 'client' && break; sleep 0.2; done
+echo "\$ pace-node --scheduler=$(addr v1):6674 --enroll-list"
+operator v1 --enroll-list | sed 's/^/  /'
+for h in v2 v3 client; do run_logged "$h" approve_with; done
+echo "approved machines join as learners; voting is an operator's --cluster-admit:"
+for h in v2 v3; do run_logged "$h" voter_with; done
 wait_voters 3 v1
 echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-status"
 operator v1 --cluster-status | sed 's/^/  /'

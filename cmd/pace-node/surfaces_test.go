@@ -73,3 +73,38 @@ func TestTheNodePortHeldByAnotherProcessRefusesTheStart(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+// TestPrintSurfacesTheMissionsOwnExample: the invocation pace-node's own documentation prints
+// is accepted (exit 0) and maps both discovery sockets on the wildcard; pinning the reply port
+// or turning discovery off shows in the same rows.
+func TestPrintSurfacesTheMissionsOwnExample(t *testing.T) {
+	example := []string{"--print-surfaces", "--cluster-dir=" + t.TempDir(), "--listen-node", "6675",
+		"--advertise", "10.0.0.7:6675", "--fleet-open", "--node-id", "n1", "--listen-raft", "6680",
+		"--raft-self", "10.0.0.7", "--discovery", "10.0.0.255:6681"}
+	out, code := runNode(t, example...)
+	for _, row := range []string{
+		"mode: solitary (no cluster minted yet; the first start mints one)",
+		"node              0.0.0.0:6675          TCP",
+		"raft              0.0.0.0:6680          TCP",
+		"discovery beacon  0.0.0.0:6681          UDP",
+		"discovery reply   0.0.0.0:*             UDP, port chosen by the kernel at bind",
+		"consensus endpoint  10.0.0.7:6680",
+		"pinned to  none (--fleet-id unset: discovery is trust-on-first-use)",
+	} {
+		if code != 0 || !strings.Contains(out, row) {
+			t.Fatalf("exit %d, want 0 and %q:\n%s", code, row, out)
+		}
+	}
+	out, code = runNode(t, append(example, "--discovery-reply-port=7681")...)
+	if code != 0 || !strings.Contains(out, "discovery reply   0.0.0.0:7681          UDP") {
+		t.Fatalf("a pinned reply port: exit %d\n%s", code, out)
+	}
+	out, code = runNode(t, append(example, "--discovery-reply-port=6681")...)
+	if code != 2 || !strings.Contains(out, "is the beacon port") {
+		t.Fatalf("the reply port on the beacon port: exit %d\n%s", code, out)
+	}
+	out, code = runNode(t, append(example, "--discovery=off")...)
+	if code != 0 || !strings.Contains(out, "discovery beacon  -                     not served: --discovery=off") {
+		t.Fatalf("discovery off: exit %d\n%s", code, out)
+	}
+}

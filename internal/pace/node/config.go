@@ -23,6 +23,7 @@ type Config struct {
 	// FleetSeeds are fleet members to ask for their fleet (host:port of a node port);
 	// FleetID pins the one fleet this node may join and the keys whose word it takes.
 	FleetSeeds  []string
+	Discovery   Discovery // --discovery, --discovery-reply-port (pace-node §9.1)
 	FleetID     FleetPin
 	Upstream    string
 	RequirePass string

@@ -114,13 +114,13 @@ func (n *Node) yieldTo(ctx context.Context, b *bootstrap) error {
 	return nil
 }
 
-// logAdmitLine tells the operator what admits this node.
+// logAdmitLine tells the operator what admits this node, and what then makes it a voter.
 func (n *Node) logAdmitLine(b *bootstrap) {
 	key := n.id.Key.PublicText()
-	self := fmt.Sprintf("%s=%s@%s", n.id.NodeID, n.consensusEndpoint(), key)
 	n.log.Info("asking a fleet to admit this node: it waits until an operator approves it there",
 		"fleet", b.ClusterID, "leader", b.LeaderID, "at", b.NodeEndpoint,
-		"approve_with", fmt.Sprintf("pace-node --scheduler=%s --enroll-approve=%s@%s (or --cluster-admit-learner=%s)", b.NodeEndpoint, n.id.NodeID, key, self))
+		"approve_with", fmt.Sprintf("pace-node --scheduler=%s --enroll-approve=%s@%s", b.NodeEndpoint, n.id.NodeID, key),
+		"voter_with", fmt.Sprintf("pace-node --scheduler=%s --cluster-admit=%s=%s@%s", b.NodeEndpoint, n.id.NodeID, n.consensusEndpoint(), key))
 }
 
 // askSeeds asks each seed in turn, following one hop to the leader a seed names.

@@ -101,9 +101,10 @@ func (p *Plan) resolveSurfaces() {
 	raftNote := "not served: --listen-raft is empty (no consensus)"
 	if p.Mode == string(consensus.Learner) {
 		p.Surfaces = append(p.Surfaces, Surface{Name: "raft", Proto: "TCP", Note: "not served (learner: dials every voter)"})
-		return
+	} else {
+		p.surface("raft", "listen-raft", c.ListenRaft, "0.0.0.0", raftNote)
 	}
-	p.surface("raft", "listen-raft", c.ListenRaft, "0.0.0.0", raftNote)
+	p.discoverySurfaces()
 }
 
 // Bind returns a surface's bind address ("" when not served).

@@ -26,6 +26,11 @@ func (p Plan) PrintSurfaces(w io.Writer) int {
 	p.printDialled(w)
 	fmt.Fprintf(w, "\nstate directory:\n  %s (%s)\n", orNone(p.StateDir), p.StateDirReason)
 	fmt.Fprintf(w, "\nfleet:\n  cluster    %s\n", orDefault(p.ClusterID, "none minted yet"))
+	pin := "none (--fleet-id unset: discovery is trust-on-first-use)"
+	if id := p.Cfg.FleetID.ClusterID; id != "" {
+		pin = id + "@… (" + fmt.Sprint(len(p.Cfg.FleetID.Keys)) + " key(s): only this fleet is joined, on its word alone)"
+	}
+	fmt.Fprintf(w, "  pinned to  %s\n", pin)
 	p.printNotes(w)
 	if len(p.Violations) == 0 {
 		return 0
@@ -62,8 +67,11 @@ func (p Plan) printNotes(w io.Writer) {
 	notes := append([]string{
 		"the cache verbs (FETCH, STORE, CACHE-DROP) answer this machine only, whatever the node bind",
 		"a systemd .socket unit is not served on the node surface: an inherited descriptor is refused at startup",
-		"discovery (UDP beacons) is not part of this build: fleets are formed with --cluster-admit",
 	}, p.Notes...)
+	if !p.Cfg.Discovery.Off {
+		notes = append(notes, "--discovery's address is where beacons are sent; both discovery sockets bind the wildcard",
+			"the discovery reply port must be allowed inbound (a rule scoped to the program, or pin --discovery-reply-port and open it): peers seen but never authenticated is the sign of a firewall dropping it")
+	}
 	fmt.Fprintln(w, "\nnotes:")
 	for _, n := range notes {
 		fmt.Fprintf(w, "  %s\n", n)
