@@ -135,7 +135,7 @@ func (n *Node) afterMembership() {
 	if mode == n.loop.form.Mode {
 		return
 	}
-	next := Formation{Mode: mode, ClusterID: n.loop.form.ClusterID}
+	next := Formation{Mode: mode, ClusterID: n.loop.form.ClusterID, CreatedAt: n.loop.form.CreatedAt}
 	if err := WriteFormation(n.cfg.StateDir, next); err != nil {
 		n.log.Error("consensus: recording the new mode", "mode", mode, "err", err)
 		return

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
@@ -49,6 +50,10 @@ func (m Mode) founds() bool { return m == Solitary || m == Pending }
 type Formation struct {
 	Mode      Mode
 	ClusterID string
+	// CreatedAt is when this node minted its cluster (unix seconds); 0 when not recorded (a
+	// record from before it was kept, or a cluster this node joined). Discovery's encounter
+	// table uses it: of two clusters of one, the younger yields (pace-node §9.2).
+	CreatedAt int64
 }
 
 // ErrFormation reports a formation record that cannot be used.
@@ -97,6 +102,12 @@ func parseFormation(raw []byte) (Formation, error) {
 			f.Mode = Mode(value)
 		case "cluster-id":
 			f.ClusterID = value
+		case "created":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n < 0 {
+				return Formation{}, fmt.Errorf("line %d: created %q is not unix seconds", line, value)
+			}
+			f.CreatedAt = n
 		default:
 			return Formation{}, fmt.Errorf("line %d: unknown key %q", line, key)
 		}
@@ -111,7 +122,11 @@ func parseFormation(raw []byte) (Formation, error) {
 }
 
 func (f Formation) encode() []byte {
-	return []byte(formationHeader + "\nmode " + string(f.Mode) + "\ncluster-id " + f.ClusterID + "\n")
+	b := formationHeader + "\nmode " + string(f.Mode) + "\ncluster-id " + f.ClusterID + "\n"
+	if f.CreatedAt > 0 {
+		b += "created " + strconv.FormatInt(f.CreatedAt, 10) + "\n"
+	}
+	return []byte(b)
 }
 
 // WriteFormation replaces <dir>/formation atomically and durably: a

@@ -108,7 +108,7 @@ func (n *Node) setPending(asking bool) error {
 	default:
 		return fmt.Errorf("%w (mode %s)", ErrNotJoinable, n.loop.form.Mode)
 	}
-	next := Formation{Mode: to, ClusterID: n.loop.form.ClusterID}
+	next := Formation{Mode: to, ClusterID: n.loop.form.ClusterID, CreatedAt: n.loop.form.CreatedAt}
 	if err := WriteFormation(n.cfg.StateDir, next); err != nil {
 		return fmt.Errorf("consensus: %w", err)
 	}

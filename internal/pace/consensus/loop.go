@@ -254,7 +254,7 @@ func (n *Node) publishStatus() {
 		leader = m.ID
 	}
 	n.status.Store(&Status{
-		ClusterID: n.loop.form.ClusterID, NodeID: n.cfg.NodeID, RaftID: n.id, Mode: n.loop.form.Mode,
+		ClusterID: n.loop.form.ClusterID, NodeID: n.cfg.NodeID, RaftID: n.id, Mode: n.loop.form.Mode, CreatedAt: n.loop.form.CreatedAt,
 		Role: roleOf(bs.RaftState), Term: bs.GetTerm(), CommitIndex: bs.GetCommit(), AppliedIndex: n.loop.applied,
 		LeaderID: leader, Members: members,
 	})

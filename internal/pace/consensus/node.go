@@ -121,7 +121,7 @@ func settleFormation(cfg Config, store *raftstore.Store) (Formation, error) {
 		if err != nil {
 			return Formation{}, err
 		}
-		form = Formation{Mode: Solitary, ClusterID: id}
+		form = Formation{Mode: Solitary, ClusterID: id, CreatedAt: time.Now().Unix()}
 		if err := WriteFormation(cfg.StateDir, form); err != nil {
 			return Formation{}, fmt.Errorf("consensus: %w", err)
 		}

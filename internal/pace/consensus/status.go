@@ -52,6 +52,7 @@ type Status struct {
 	NodeID       string
 	RaftID       uint64
 	Mode         Mode
+	CreatedAt    int64 // unix seconds this node minted its cluster; 0 when not recorded
 	Role         Role
 	Term         uint64
 	CommitIndex  uint64

@@ -30,7 +30,7 @@ func (n *Node) fleetSummary(req *frameserver.Request) frameserver.Reply {
 func (n *Node) summary() verbs.FleetSummary {
 	st, cs := n.cons.State(), n.cons.Status()
 	s := verbs.FleetSummary{ClusterID: st.ClusterID(), State: verbs.FleetEstablished, NodeID: n.id.NodeID,
-		NodeEndpoint: n.endpoint(), MemberTotal: uint64(st.Len())}
+		NodeEndpoint: n.endpoint(), MemberTotal: uint64(st.Len()), CreatedAt: uint64(max(cs.CreatedAt, 0))}
 	switch {
 	case cs.Mode == consensus.Pending:
 		s.State = verbs.FleetPending
@@ -42,6 +42,10 @@ func (n *Node) summary() verbs.FleetSummary {
 	}
 	if lead, ok := st.Member(cs.LeaderID); ok {
 		s.LeaderID, s.LeaderNodeEndpoint, s.LeaderKey = lead.ID, lead.SchedulerEndpoint, lead.Key
+	}
+	if b := n.boot.Load(); s.State == verbs.FleetPending && b != nil {
+		// A pending node is only a pointer: its leader slots name the fleet it asked.
+		s.LeaderID, s.LeaderNodeEndpoint, s.LeaderKey = b.LeaderID, b.NodeEndpoint, mustParseKey(b.Key)
 	}
 	for _, m := range st.Members() {
 		if len(s.Members) == verbs.MaxSummaryMembers {
