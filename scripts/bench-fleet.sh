@@ -24,7 +24,7 @@ export LC_ALL=C PACE_NODE_SHARED_CPU=1
 go build -o "$work/bin/" ./cmd/pace-node ./cmd/pace-cc ./bench/netlab ./bench/failover ./bench/leaseload
 B=$work/bin
 . scripts/fleetlib.sh
-NODE_FLAGS=(--fleet-open)
+NODE_FLAGS=(--fleet-open --discovery=off) # formed by --fleet-seed and --cluster-admit, as measured before discovery
 lab_up "bf$$" v1,v2,v3,solo,client
 
 for h in v1 v2 v3 solo; do key "$h" >"$work/$h.key"; done

@@ -32,7 +32,7 @@ curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses|items|byt
 say "pace-node: this machine's whole fleet (cache tier reading through to pace-kv, scheduler, worker)"
 "$BIN/pace-node" --cluster-dir="$work/node" --listen-node=127.0.0.1:0 --listen-raft=127.0.0.1:0 \
   --admin-listen=127.0.0.1:0 --slots=2 --cache-memory=256MiB --cache-dir="$work/tier" \
-  --upstream="$kv" 2>"$work/node.log" &
+  --upstream="$kv" --discovery=off 2>"$work/node.log" &
 pids+=($!)
 ready=$(wait_ready "$work/node.log" "pace-node ready")
 node=$(echo "$ready" | field node-port); admin=$(echo "$ready" | field admin)

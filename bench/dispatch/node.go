@@ -91,7 +91,7 @@ type node struct {
 func (b *bench) startNode(name string, flags ...string) (*node, error) {
 	n := &node{log: filepath.Join(b.work, name+".log")}
 	args := append([]string{"--cluster-dir=" + filepath.Join(b.work, name), "--listen-node=127.0.0.1:0",
-		"--listen-raft=127.0.0.1:0", "--admin-listen=127.0.0.1:0", "--toolchain=gcc"}, flags...)
+		"--listen-raft=127.0.0.1:0", "--admin-listen=127.0.0.1:0", "--toolchain=gcc", "--discovery=off"}, flags...)
 	p, err := b.start(n.log, "bin/pace-node", args...)
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,6 +80,9 @@ func (m *machine) start(extra ...string) {
 	}
 	args := append(append([]string{"--cluster-dir=" + m.dir, "--node-id=" + m.name}, pinned...),
 		"--admin-listen=127.0.0.1:9260", "--cache-memory=64MiB", "--log-level=debug")
+	if !slices.ContainsFunc(extra, func(f string) bool { return strings.HasPrefix(f, "--discovery") }) {
+		args = append(args, "--discovery=off") // formation by --fleet-seed unless a test opts in
+	}
 	args = append(args, extra...)
 	m.cmd = m.host.Command(context.Background(), os.Args[0], args...)
 	// Five machines share this host's CPU: none can tell the fleet's compiles from the rest.

@@ -64,8 +64,9 @@ var readyRe = regexp.MustCompile(`pace-node ready: .* node-port=(\S+) `)
 func startNode(t *testing.T, stateDir string, flags ...string) *nodeProc {
 	t.Helper()
 	port, admin := freePort(t), freePort(t)
+	// No beacons from the host's own namespace: test traffic stays on this machine.
 	args := append([]string{"--cluster-dir=" + stateDir, "--listen-node=" + port, "--listen-raft=" + freePort(t),
-		"--admin-listen=" + admin}, flags...)
+		"--admin-listen=" + admin, "--discovery=off"}, flags...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "PACE_NODE_AS_MAIN=1")
 	stderr, _ := cmd.StderrPipe()

@@ -20,7 +20,7 @@ func TestAnAutoEndpointFollowsTheRoute(t *testing.T) {
 	routed.Store(&first)
 	env := Env{RoutedFrom: func() (string, error) { return *routed.Load(), nil },
 		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
-	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=0", "--listen-raft=127.0.0.1:0",
+	cfg, err := Load([]string{"--discovery=off", "--cluster-dir=" + t.TempDir(), "--listen-node=0", "--listen-raft=127.0.0.1:0",
 		"--slots=1", "--toolchain=gcc", "--cache-memory=0"}, 8<<30)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestAMovedNodeIsReRecordedByItsFleet(t *testing.T) {
 	routed.Store(&first)
 	env := Env{RoutedFrom: func() (string, error) { return *routed.Load(), nil },
 		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
-	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=0", "--listen-raft=0", "--slots=0", "--cache-memory=0"}, 8<<30)
+	cfg, err := Load([]string{"--discovery=off", "--cluster-dir=" + t.TempDir(), "--listen-node=0", "--listen-raft=0", "--slots=0", "--cache-memory=0"}, 8<<30)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ func (d *Discovery) addTargets(v string) error {
 		d.Off, d.Targets = true, nil
 		return nil
 	}
+	d.Off = false // the last --discovery wins over an earlier off
 	for part := range strings.SplitSeq(v, ",") {
 		part = strings.TrimSpace(part)
 		host, port, err := net.SplitHostPort(part)

@@ -43,7 +43,7 @@ func startFleetOfOne(t *testing.T) *Node {
 	t.Helper()
 	env := Env{RoutedFrom: func() (string, error) { return "127.0.0.1", nil },
 		DefaultStateDir: func() (string, string, error) { return t.TempDir(), "test", nil }}
-	cfg, err := Load([]string{"--cluster-dir=" + t.TempDir(), "--listen-node=127.0.0.1:0", "--listen-raft=127.0.0.1:0",
+	cfg, err := Load([]string{"--discovery=off", "--cluster-dir=" + t.TempDir(), "--listen-node=127.0.0.1:0", "--listen-raft=127.0.0.1:0",
 		"--slots=1", "--toolchain=gcc", "--cache-memory=1MiB"}, 8<<30)
 	if err != nil {
 		t.Fatal(err)
