@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -147,6 +148,10 @@ func TestParseEnrollmentListRefusals(t *testing.T) {
 		{"first seen 4 bytes", enrollmentList(manual, left, rowWith(3, u32(1))), "firstSeenAgo", mf, false},
 		{"attempts 8 bytes", enrollmentList(manual, left, rowWith(4, u64(1))), "attempts", mf, false},
 		{"claims changed empty", enrollmentList(manual, left, rowWith(6, nil)), "claimsChanged", mf, false},
+		{"decision empty", enrollmentList(manual, left, rowWith(5, nil)), "decision", mf, false},
+		{"decision two bytes", enrollmentList(manual, left, rowWith(5, []byte{0, RowPending})), "decision", mf, false},
+		{"role empty", enrollmentList(manual, left, rowWith(7, nil)), "role", mf, false},
+		{"role two bytes", enrollmentList(manual, left, rowWith(7, []byte{0, EnrollRoleLearner})), "role", mf, false},
 		{"key 31 bytes", enrollmentList(manual, left, rowWith(8, fill(31, 1))), "key", mf, false},
 		{"roster fingerprint 31 bytes", enrollmentList(manual, left, rowWith(9, fill(31, 1))), "rosterFingerprint", mf, false},
 		{"auto-approved 4 bytes", enrollmentList(manual, left, rowWith(10, u32(1))), "autoApprovedArmedAgo", mf, false},
@@ -204,4 +209,13 @@ func TestRoundTripEnrollmentList(t *testing.T) {
 		got, err := ParseEnrollmentList(l.Append(nil))
 		checkRoundTrip(t, l, got, err)
 	})
+}
+
+// TestEnrollControlNamesTheVerb: the refusal names a verb as the listing beside it does, two
+// hex digits.
+func TestEnrollControlNamesTheVerb(t *testing.T) {
+	_, err := ParseEnrollControl([][]byte{{4}, nil})
+	if err == nil || !strings.Contains(err.Error(), ": 04 is not an enrollment verb") {
+		t.Fatalf("got %v", err)
+	}
 }
