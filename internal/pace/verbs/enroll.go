@@ -7,15 +7,16 @@ import (
 // ENROLL and its answer (pace-wire §1.13): a machine asking a fleet's leader to admit it as a
 // learner, polled, never held.
 const (
-	EnrollArity    = 8
-	EnrollOkArity  = 5
-	EnrollNonceLen = 32
-	// EnrollRoleLearner is the only role a machine may ask for; voting stays an operator's
-	// --cluster-admit (01 and 02 are retired).
-	EnrollRoleLearner  uint8 = 3
-	enrollKeyLen             = 32
-	enrollSignatureLen       = 64
+	EnrollArity        = 8
+	EnrollOkArity      = 5
+	EnrollNonceLen     = 32
+	enrollKeyLen       = 32
+	enrollSignatureLen = 64
 )
+
+// EnrollRoleLearner is the only role a machine may ask for; voting stays an operator's
+// --cluster-admit (01 and 02 are retired).
+const EnrollRoleLearner uint8 = 3
 
 // Enrollment outcomes the leader answers.
 const (

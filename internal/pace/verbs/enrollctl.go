@@ -83,7 +83,7 @@ func ParseEnrollControl(fields [][]byte) (EnrollControl, error) {
 	case EnrollAutoApprove:
 		c.Seconds = p.seconds(subject)
 	default:
-		p.malformed("verb", "%#02x is not an enrollment verb (03 list, 05 reject, 06 auto-approve, 07 auto-approve-off, 08 clear, 09 approve)", verb)
+		p.malformed("verb", "%02x is not an enrollment verb (03 list, 05 reject, 06 auto-approve, 07 auto-approve-off, 08 clear, 09 approve)", verb)
 	}
 	if p.failed() {
 		return EnrollControl{}, p.result()
@@ -200,8 +200,20 @@ func (p *parser) enrollmentRow(e []byte) EnrollmentRow {
 		Key: make([]byte, enrollKeyLen), RosterFP: p.optExact(rf[9], "rosterFingerprint", 32),
 		AutoApprovedAgo: p.opt64(rf[10], "autoApprovedArmedAgo"), FirstPeerHost: p.text(rf[11], "firstPeerHost", MaxEndpoint),
 		RaftEndpoint: p.text(rf[12], "raftEndpoint", MaxEndpoint)}
-	r.Decision, _ = wire.U8(rf[5])
-	r.Role, _ = wire.U8(rf[7])
+	r.Decision, r.Role = p.rowByte(rf[5], "decision"), p.rowByte(rf[7], "role")
 	p.exact(rf[8], "key", r.Key)
 	return r
+}
+
+// rowByte reads a one-byte row field of any value: a newer leader's decision or role is shown
+// as it comes, but a field of another width is no row of this grammar.
+func (p *parser) rowByte(f []byte, field string) uint8 {
+	if p.failed() {
+		return 0
+	}
+	v, err := wire.U8(f)
+	if err != nil {
+		p.malformed(field, "%v", err)
+	}
+	return v
 }

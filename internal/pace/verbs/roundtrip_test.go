@@ -177,6 +177,7 @@ func TestArityMatchesOpTable(t *testing.T) {
 		wire.OpHeartbeat: HeartbeatArity, wire.OpWithdraw: WithdrawArity, wire.OpNodeAnnounce: AnnounceArity,
 		wire.OpCompile: CompileArity, wire.OpMintTicket: MintTicketArity,
 		wire.OpNodeChallenge: NodeChallengeArity, wire.OpProveNode: ProveNodeArity,
+		wire.OpEnroll: EnrollArity,
 	} {
 		if info, _ := wire.Lookup(op); info.Arity != arity {
 			t.Errorf("%s: arity %d here, %d in the opcode table", op, arity, info.Arity)
