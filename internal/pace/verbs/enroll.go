@@ -63,8 +63,8 @@ func ParseEnroll(fields [][]byte) (r EnrollRequest, unsigned []byte, err error) 
 		return r, nil, p.result()
 	}
 	r.NodeID = p.required(fields[0], "nodeId", MaxID)
-	r.NodeEndpoint = p.required(fields[1], "nodeEndpoint", MaxEndpoint)
-	r.RaftEndpoint = p.required(fields[2], "raftEndpoint", MaxEndpoint)
+	r.NodeEndpoint = p.endpoint(fields[1], "nodeEndpoint")
+	r.RaftEndpoint = p.endpoint(fields[2], "raftEndpoint")
 	if role, err := wire.U8(fields[3]); err != nil || role != EnrollRoleLearner {
 		p.malformed("role", "not 03 learner (a machine asks to learn; voting is an operator's --cluster-admit)")
 	} else {

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -52,7 +53,8 @@ func TestParseEnrollRefusals(t *testing.T) {
 // verb's pre-auth cap, so no bound here is unreachable on the wire.
 func TestParseEnrollAtBounds(t *testing.T) {
 	r := validEnroll
-	r.NodeID, r.NodeEndpoint, r.RaftEndpoint = string(text(MaxID)), string(text(MaxEndpoint)), string(text(MaxEndpoint))
+	endpoint := string(text(MaxEndpoint-6)) + ":65535"
+	r.NodeID, r.NodeEndpoint, r.RaftEndpoint = string(text(MaxID)), endpoint, endpoint
 	r.Challenge = fill(ChallengeLen, 9)
 	payload := r.Append(nil)
 	if info, _ := wire.Lookup(wire.OpEnroll); uint32(len(payload)) > info.Cap {
@@ -74,7 +76,7 @@ func genEnroll(t *rapid.T) EnrollRequest {
 	r := EnrollRequest{
 		NodeID:       genText(1, MaxID).Draw(t, "node"),
 		NodeEndpoint: genEndpoint().Draw(t, "nodeEndpoint"),
-		RaftEndpoint: genText(1, MaxEndpoint).Draw(t, "raftEndpoint"),
+		RaftEndpoint: genEndpoint().Draw(t, "raftEndpoint"),
 		Role:         EnrollRoleLearner,
 		Key:          rapid.SliceOfN(rapid.Byte(), 32, 32).Draw(t, "key"),
 		Signature:    rapid.SliceOfN(rapid.Byte(), 64, 64).Draw(t, "sig"),
@@ -191,4 +193,15 @@ func TestRoundTripEnrollAnswer(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestParseEnrollRefusesAnEndpointThatIsNotHostPort(t *testing.T) {
+	for _, bad := range []string{"10.0.0.7", ":6674", "10.0.0.7:0", "10.0.0.7:70000"} {
+		r := validEnroll
+		r.RaftEndpoint = bad
+		f, _ := wire.SplitFields(nil, r.Append(nil), EnrollArity)
+		if _, _, err := ParseEnroll(f); err == nil || !strings.Contains(err.Error(), "raftEndpoint") {
+			t.Errorf("raft endpoint %q: %v", bad, err)
+		}
+	}
 }

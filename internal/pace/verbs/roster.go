@@ -57,6 +57,7 @@ func ParseRoster(b []byte) (Roster, error) {
 	r := Roster{ClusterID: p.required(f[0], "roster.clusterId", MaxID)}
 	entries := p.list(f[1], "roster.members", MaxRosterMembers)
 	r.Members = make([]RosterMember, 0, len(entries))
+	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		mf := p.split(e, rosterMemberArity)
 		if p.failed() {
@@ -70,6 +71,10 @@ func ParseRoster(b []byte) (Roster, error) {
 			m.Seat = seat
 		}
 		p.exact(mf[4], "roster.key", m.Key)
+		if seen[m.ID] && !p.failed() {
+			p.malformed("roster.id", "%q is listed twice", m.ID)
+		}
+		seen[m.ID] = true
 		r.Members = append(r.Members, m)
 	}
 	if p.failed() {

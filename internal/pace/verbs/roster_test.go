@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -55,6 +57,7 @@ func TestRosterAtBoundsFitsTheReply(t *testing.T) {
 	r := Roster{ClusterID: string(text(MaxID)), Members: make([]RosterMember, MaxRosterMembers)}
 	for i := range r.Members {
 		r.Members[i] = m
+		r.Members[i].ID = fmt.Sprintf("%04d", i) + m.ID[4:] // ids are unique in a roster
 	}
 	record := AppendRoster(nil, r)
 	got, err := ParseRoster(record)
@@ -89,7 +92,7 @@ func genRosterMember(t *rapid.T) RosterMember {
 
 func genRoster(t *rapid.T) Roster {
 	return Roster{ClusterID: genText(1, MaxID).Draw(t, "cluster"),
-		Members: rapid.SliceOfN(rapid.Custom(genRosterMember), 0, 8).Draw(t, "members")}
+		Members: rapid.SliceOfNDistinct(rapid.Custom(genRosterMember), 0, 8, func(m RosterMember) string { return m.ID }).Draw(t, "members")}
 }
 
 // TestRoundTripRoster: the roster comes back, and its encoding is the only one (a joiner's
@@ -166,4 +169,11 @@ func mutateRoster(t *rapid.T, r Roster) Roster {
 		out.Members[i].NodeEndpoint += "0"
 	}
 	return out
+}
+
+func TestRosterRefusesAnIDListedTwice(t *testing.T) {
+	m := RosterMember{ID: "n1", Seat: 1, RaftEndpoint: "10.0.0.1:6680", Key: fill(32, 1)}
+	if _, err := ParseRoster(AppendRoster(nil, Roster{ClusterID: "c", Members: []RosterMember{m, m}})); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Fatalf("a roster naming n1 twice: %v", err)
+	}
 }
