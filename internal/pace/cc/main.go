@@ -110,14 +110,23 @@ func launcherFlags(cfg Config, p IO, args []string) int {
 }
 
 func showStats(cfg Config, p IO) int {
-	s, err := ccstats.Read(cfg.StatsDir)
+	rep, err := statsReport(cfg)
+	if err == nil {
+		err = rep.WriteText(p.Stdout)
+	}
 	if err != nil {
 		fmt.Fprintf(p.Stderr, "pace-cc: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(p.Stdout, "statistics: %s\n", filepath.Join(cfg.StatsDir, ccstats.LogName))
-	s.Write(p.Stdout)
 	return 0
+}
+
+func statsReport(cfg Config) (ccstats.Report, error) {
+	s, err := ccstats.Read(cfg.StatsDir)
+	if err != nil {
+		return ccstats.Report{}, err
+	}
+	return s.Report(filepath.Join(cfg.StatsDir, ccstats.LogName)), nil
 }
 
 func printFingerprint(cfg Config, p IO, args []string) int {
