@@ -151,7 +151,11 @@ func htmlStats(cfg Config, p IO, args []string) int {
 	return 0
 }
 
+// statsReport folds the log. Main turned the collector off for a compile's few milliseconds;
+// a fold of a large log makes garbage per line, so it gets the collector back and stays in
+// bounded memory.
 func statsReport(cfg Config) (ccstats.Report, error) {
+	debug.SetGCPercent(100)
 	s, err := ccstats.Read(cfg.StatsDir)
 	if err != nil {
 		return ccstats.Report{}, err
