@@ -44,8 +44,7 @@ func (r *run) fetch(ctx context.Context, key cachekey.Digest) ([]byte, bool) {
 	if r.cacheDown {
 		return nil, false
 	}
-	t0 := time.Now()
-	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
+	defer r.lookupTime(time.Now())
 	c, err := r.conn(ctx)
 	if err != nil {
 		r.cacheFailed(err)
@@ -68,8 +67,7 @@ func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
 		r.verbosef("not stored: %d bytes exceed PACE_MAX_STORE_BYTES", len(v))
 		return
 	}
-	t0 := time.Now()
-	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
+	defer r.storeTime(time.Now())
 	args := kvclient.StoreArgs{PrefetchGroup: r.cfg.PrefetchGroup, SourceRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}
 	c, err := r.conn(ctx)
 	if err == nil {
@@ -78,6 +76,20 @@ func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
 	if err != nil {
 		r.cacheFailed(err)
 	}
+}
+
+// lookupTime and storeTime add the time since t0 to the invocation's cache I/O, which the
+// statistics report apart (pace-wire §3.13); a dial counts toward whichever came first.
+func (r *run) lookupTime(t0 time.Time) {
+	d := ms(time.Since(t0))
+	r.rec.LookupMS += d
+	r.rec.CacheMS += d
+}
+
+func (r *run) storeTime(t0 time.Time) {
+	d := ms(time.Since(t0))
+	r.rec.StoreMS += d
+	r.rec.CacheMS += d
 }
 
 func (r *run) cacheFailed(err error) {

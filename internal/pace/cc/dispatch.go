@@ -10,6 +10,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
+	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
 	"github.com/buildfleet/buildfleet/internal/pace/machineticket"
 	"github.com/buildfleet/buildfleet/internal/pace/toolchain"
@@ -33,38 +34,39 @@ func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (cap
 		// DWARF records source columns, and macro expansion in the preprocessed text moves
 		// them: a remote object would differ from a local one (measured). Debug builds that
 		// want dispatch pass -gno-column-info.
-		return r.noDispatch("not dispatchable: debug information records columns that preprocessing moves")
+		return r.noDispatch(ccstats.CauseDebugColumns, "not dispatchable: debug information records columns that preprocessing moves")
 	}
 	args, err := r.comp.RemoteCompileArgs(r.id.Target)
 	if err != nil {
-		return r.noDispatch("not dispatchable: %v", err)
+		return r.noDispatch(ccstats.CauseArguments, "%v", err)
 	}
 	fp, err := toolchain.Fingerprint(ctx, r.id, r.stateDir("compilers"))
 	if err != nil {
-		return r.noDispatch("no toolchain fingerprint: %v", err)
+		return r.noDispatch(ccstats.CauseNoFingerprint, "no toolchain fingerprint: %v", err)
 	}
 	source, err := r.preprocessForDispatch(ctx)
 	if err != nil {
-		return r.noDispatch("%v", err)
+		return r.noDispatch(ccstats.CausePreprocessFailed, "%v", err)
 	}
 	grant, scheduler, err := r.lease(ctx, fp, key)
 	if err != nil {
-		return r.noDispatch("%v", err)
+		return r.noDispatch(schedulerCause(err), "%v", err)
 	}
 	defer r.release(ctx, scheduler, grant.Token, key)
 	req := verbs.CompileRequest{LeaseToken: grant.Token, Fingerprint: fp, Args: args, Codecs: clientCodecs,
 		SourceName: r.comp.Source, CompileDir: r.cwd, CompileDirReplacement: r.cwd}
 	reply, err := r.remoteCompile(ctx, grant, req, source)
 	if err != nil {
-		return r.noDispatch("%v", err)
+		return r.noDispatch(workerCause(err), "%v", err)
 	}
 	return r.landRemote(grant, reply, pp)
 }
 
-func (r *run) noDispatch(format string, a ...any) (captured, bool) {
-	msg := fmt.Sprintf(format, a...)
-	r.rec.Dispatch = msg
-	r.verbosef("not dispatched (%s): compiling here", msg)
+// noDispatch records cause, which the statistics group by, and says why in the verbose line,
+// which may name machines.
+func (r *run) noDispatch(cause ccstats.Cause, format string, a ...any) (captured, bool) {
+	r.rec.Dispatch = cause
+	r.verbosef("not dispatched (%s): compiling here", fmt.Sprintf(format, a...))
 	return captured{}, false
 }
 
@@ -82,7 +84,7 @@ func (r *run) lease(ctx context.Context, fp string, key cachekey.Digest) (verbs.
 		case errors.As(err, &ref) && ref.Code == wire.CodeNotLeader && ref.Message != "" && hop < maxRedirects:
 			addr = ref.Message
 		case errors.As(err, &ref):
-			return verbs.LeaseGrant{}, "", fmt.Errorf("scheduler %s refused: %s", addr, ref.Code)
+			return verbs.LeaseGrant{}, "", fmt.Errorf("scheduler %s: %w", addr, ref)
 		default:
 			return verbs.LeaseGrant{}, "", fmt.Errorf("scheduler %s: %w", addr, err)
 		}
@@ -122,7 +124,7 @@ func (r *run) remoteCompile(ctx context.Context, g verbs.LeaseGrant, req verbs.C
 	}
 	if want := req.Correlation(source); reply.Correlation != want {
 		fmt.Fprintf(r.stderr, "pace-cc: crossed reply from worker %s (correlation %s, expected %s): compiling here\n", g.Endpoint, reply.Correlation, want)
-		return reply, errors.New("crossed reply")
+		return reply, errCrossedReply
 	}
 	if err := lease.VerifyReply(g.WorkerKey, reply.Correlation, reply.Object, reply.Signature); err != nil {
 		return reply, fmt.Errorf("worker %s: %w", g.Endpoint, err)
@@ -171,12 +173,12 @@ func (r *run) maxObject() uint32 {
 // the depfile from this machine's own probe, the worker's streams.
 func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed) (captured, bool) {
 	if reply.ExitCode != 0 {
-		return r.noDispatch("worker %s: the compiler exited %d", g.Endpoint, reply.ExitCode)
+		return r.noDispatch(ccstats.CauseRemoteFailed, "worker %s: the compiler exited %d", g.Endpoint, reply.ExitCode)
 	}
 	if len(reply.Stderr) > 0 {
 		// A compile of preprocessed text words its diagnostics differently (columns, macro
 		// expansion notes); the local compile prints, and caches, the exact ones.
-		return r.noDispatch("worker %s: the compile printed diagnostics", g.Endpoint)
+		return r.noDispatch(ccstats.CauseRemoteDiagnostics, "worker %s: the compile printed diagnostics", g.Endpoint)
 	}
 	obj, err := wire.Open(reply.Object, r.maxObject(), wire.SupportedCodecs)
 	if err == nil {
@@ -186,14 +188,14 @@ func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed
 		err = writeAtomic(r.abs(r.comp.Deps.File), pp.depfile)
 	}
 	if err != nil {
-		return r.noDispatch("landing the object from %s: %v", g.Endpoint, err)
+		return r.noDispatch(ccstats.CauseLandingFailed, "landing the object from %s: %v", g.Endpoint, err)
 	}
 	var c captured
 	c.stdout.Write(reply.Stdout)
 	c.stderr.Write(reply.Stderr)
 	r.stdout.Write(reply.Stdout)
 	r.stderr.Write(reply.Stderr)
-	r.rec.Dispatch, r.rec.Worker = "dispatched", g.Endpoint
+	r.rec.Dispatch, r.rec.Worker = ccstats.CauseDispatched, g.Endpoint
 	r.verbosef("DISPATCHED %s to %s", r.comp.Source, g.Endpoint)
 	return c, true
 }

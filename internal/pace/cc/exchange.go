@@ -33,7 +33,7 @@ func (r *run) dial(ctx context.Context, addr string) (net.Conn, error) {
 	d := net.Dialer{Timeout: r.cfg.ConnectTimeout, KeepAlive: 15 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("dialling %s: %w", addr, err)
+		return nil, &dialError{addr: addr, err: err}
 	}
 	return nc, nil
 }

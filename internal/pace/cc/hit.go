@@ -62,8 +62,7 @@ func (r *run) fetchResult(ctx context.Context, key cachekey.Digest) (received, b
 	if r.cacheDown {
 		return received{}, false
 	}
-	t0 := time.Now()
-	defer func() { r.rec.CacheMS += ms(time.Since(t0)) }()
+	defer r.lookupTime(time.Now())
 	c, err := r.conn(ctx)
 	if err != nil {
 		r.cacheFailed(err)

@@ -20,6 +20,7 @@ const Version = "0.1.0"
 
 const usage = `usage: pace-cc <compiler> [compiler arguments...]
        pace-cc --show-stats | -s
+       pace-cc --html-stats <file>
        pace-cc --zero-stats | -z
        pace-cc --print-toolchain-fingerprint <compiler>
        pace-cc --version | --help
@@ -89,6 +90,8 @@ func launcherFlags(cfg Config, p IO, args []string) int {
 	switch flag, _, _ := strings.Cut(args[0], "="); flag {
 	case "--show-stats", "-s":
 		return showStats(cfg, p)
+	case "--html-stats":
+		return htmlStats(cfg, p, args)
 	case "--zero-stats", "-z":
 		if err := ccstats.Zero(cfg.StatsDir); err != nil {
 			fmt.Fprintf(p.Stderr, "pace-cc: %v\n", err)
@@ -110,14 +113,69 @@ func launcherFlags(cfg Config, p IO, args []string) int {
 }
 
 func showStats(cfg Config, p IO) int {
-	s, err := ccstats.Read(cfg.StatsDir)
+	rep, err := statsReport(cfg)
+	if err == nil {
+		err = rep.WriteText(p.Stdout)
+	}
 	if err != nil {
 		fmt.Fprintf(p.Stderr, "pace-cc: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(p.Stdout, "statistics: %s\n", filepath.Join(cfg.StatsDir, ccstats.LogName))
-	s.Write(p.Stdout)
 	return 0
+}
+
+// htmlStats writes the --show-stats report as one HTML page to the file named by
+// --html-stats=<file> or the argument after it.
+func htmlStats(cfg Config, p IO, args []string) int {
+	_, file, inline := strings.Cut(args[0], "=")
+	rest := args[1:]
+	if !inline && len(rest) > 0 {
+		file, rest = rest[0], rest[1:]
+	}
+	if file == "" || len(rest) > 0 {
+		fmt.Fprint(p.Stderr, usage)
+		return 2
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(p.Cwd, file)
+	}
+	rep, err := statsReport(cfg)
+	if err == nil {
+		err = writeHTMLFile(file, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "pace-cc: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(p.Stdout, "statistics written to %s\n", file)
+	return 0
+}
+
+// statsReport folds the log. Main turned the collector off for a compile's few milliseconds;
+// a fold of a large log makes garbage per line, so it gets the collector back and stays in
+// bounded memory.
+func statsReport(cfg Config) (ccstats.Report, error) {
+	debug.SetGCPercent(100)
+	s, err := ccstats.Read(cfg.StatsDir)
+	if err != nil {
+		return ccstats.Report{}, err
+	}
+	return s.Report(filepath.Join(cfg.StatsDir, ccstats.LogName)), nil
+}
+
+func writeHTMLFile(path string, rep ccstats.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html-stats: %w", err)
+	}
+	werr := rep.WriteHTML(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("--html-stats %s: %w", path, werr)
+	}
+	return nil
 }
 
 func printFingerprint(cfg Config, p IO, args []string) int {

@@ -22,6 +22,8 @@ func (r *run) miss(ctx context.Context, key cachekey.Digest, pp probed) int {
 	c, remote := captured{}, false
 	if r.cfg.Scheduler != "" {
 		c, remote = r.dispatch(ctx, key, pp)
+	} else {
+		r.rec.Dispatch = ccstats.CauseNoScheduler
 	}
 	if !remote {
 		c = r.runCaptured(r.args)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 )
@@ -52,7 +53,9 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 // preprocessForDispatch is the text a worker compiles: fully preprocessed, line markers kept
 // (pace-wire §3.9.1). The key probe's directives-only text would not compile as cpp-output.
 func (r *run) preprocessForDispatch(ctx context.Context) ([]byte, error) {
+	t0 := time.Now()
 	text, _, err := r.runQuiet(ctx, r.comp.DispatchPreprocessArgs())
+	r.rec.CppMS += ms(time.Since(t0))
 	if err != nil {
 		return nil, fmt.Errorf("preprocessing %s for dispatch: %w", r.comp.Source, err)
 	}

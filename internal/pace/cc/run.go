@@ -114,7 +114,7 @@ func (r *run) compile(ctx context.Context) int {
 func (r *run) preprocessed(ctx context.Context) int {
 	t0 := time.Now()
 	pp, err := r.probe(ctx)
-	r.rec.CppMS = ms(time.Since(t0))
+	r.rec.CppMS += ms(time.Since(t0))
 	if err != nil {
 		// The real compile prints the diagnostics the preprocessor found.
 		return r.uncached(ccstats.Fallback, "preprocessor failed")

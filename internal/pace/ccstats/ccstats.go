@@ -1,5 +1,6 @@
 // Package ccstats keeps pace-cc's statistics: one JSON line appended per invocation to a log in
-// the user's state directory, and the report --show-stats folds from it.
+// the user's state directory, and the report --show-stats prints and --html-stats writes from
+// it: outcomes, latencies, and dispatch outcomes grouped by cause.
 //
 // A log rather than counters in a shared file: hundreds of pace-cc processes run at once under
 // make -j, and an O_APPEND write of one whole line is atomic on a local filesystem, so nothing
@@ -35,10 +36,14 @@ type Record struct {
 	Group    string  `json:"group,omitempty"`
 	Source   string  `json:"tu,omitempty"`
 	TotalMS  float64 `json:"ms"`
-	CppMS    float64 `json:"cpp_ms,omitempty"`
-	CacheMS  float64 `json:"io_ms,omitempty"`
-	Dispatch string  `json:"dispatch,omitempty"` // dispatch outcome or refusal cause
-	Worker   string  `json:"worker,omitempty"`
+	CppMS    float64 `json:"cpp_ms,omitempty"`    // running the preprocessor (key probe, dispatch text)
+	LookupMS float64 `json:"lookup_ms,omitempty"` // cache lookups (manifest and object)
+	StoreMS  float64 `json:"store_ms,omitempty"`  // cache stores (object and manifest)
+	CacheMS  float64 `json:"io_ms,omitempty"`     // all cache I/O: lookups plus stores
+	// Dispatch is what became of the miss's offer to the fleet. Builds before the cause
+	// vocabulary wrote free text here; ParseLine normalises both.
+	Dispatch Cause  `json:"dispatch,omitempty"`
+	Worker   string `json:"worker,omitempty"` // the worker that compiled a dispatched miss
 }
 
 // LogName is the file name of the invocation log inside the state directory.

@@ -102,18 +102,6 @@ func TestConcurrentProcessesWriteWholeLines(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
-	xs := []float64{5, 1, 4, 2, 3}
-	for p, want := range map[float64]float64{50: 3, 100: 5, 0: 1, 95: 5} {
-		if got := Percentile(xs, p); got != want {
-			t.Errorf("p%v = %v, want %v", p, got, want)
-		}
-	}
-	if Percentile(nil, 50) != 0 {
-		t.Error("empty percentile")
-	}
-}
-
 func TestDir(t *testing.T) {
 	env := map[string]string{"HOME": "/home/u"}
 	if d := Dir(func(k string) string { return env[k] }); d != "/home/u/.local/state/pace-cc" {

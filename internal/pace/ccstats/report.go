@@ -2,153 +2,163 @@ package ccstats
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
+	"strconv"
 )
 
-// Summary is the fold of a log.
-type Summary struct {
-	Invocations   int
-	Hits          int
-	HitsDirect    int
-	HitsPrepro    int
-	Misses        int
-	Uncacheable   int
-	Passthrough   int
-	Unavailable   int
-	Fallbacks     int
-	CompileFailed int
-	Unreadable    int // lines that did not parse (a torn line from a crashed writer, say)
-	Reasons       map[string]int
-	Dispatch      map[string]int
-	HitMS, MissMS []float64
+// Report is a summary laid out for reading, every figure already formatted, so the text of
+// --show-stats and the page of --html-stats cannot disagree.
+type Report struct {
+	Log       string // the log it was folded from; "" leaves the line out
+	Counts    []CountRow
+	Latencies []LatencyRow
+	Reasons   []ReasonRow
+	Dispatch  []CauseRow
 }
 
-// Read folds the log in dir. A missing log is an empty summary.
-func Read(dir string) (Summary, error) {
-	s := Summary{Reasons: map[string]int{}, Dispatch: map[string]int{}}
-	f, err := os.Open(filepath.Join(dir, LogName))
-	if os.IsNotExist(err) {
-		return s, nil
-	}
-	if err != nil {
-		return s, err
-	}
-	defer f.Close()
-	return s, s.fold(f)
+// CountRow is one outcome count; Pct is its share of the row's whole, "" when it has none.
+type CountRow struct {
+	Label string
+	N     int
+	Pct   string
 }
 
-func (s *Summary) fold(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		var rec Record
-		if json.Unmarshal(sc.Bytes(), &rec) != nil {
-			s.Unreadable++
+// LatencyRow is one latency in milliseconds.
+type LatencyRow struct {
+	Name                string
+	Count               uint64
+	Mean, P50, P95, Max string
+}
+
+// ReasonRow is one reason with its count.
+type ReasonRow struct {
+	Reason string
+	N      int
+}
+
+// CauseRow is one dispatch cause: its count, its share of all dispatch outcomes, and what to
+// check.
+type CauseRow struct {
+	Cause Cause
+	N     int
+	Pct   string
+	Check string
+}
+
+// Report lays s out; log names the file it came from.
+func (s *Summary) Report(log string) Report {
+	return Report{Log: log, Counts: s.countRows(), Latencies: s.latencyRows(),
+		Reasons: reasonRows(s.Reasons), Dispatch: causeRows(s.Dispatch)}
+}
+
+func (s *Summary) countRows() []CountRow {
+	cacheable := s.Hits + s.Misses
+	rows := []CountRow{
+		{"invocations", s.Invocations, ""},
+		{"cache hits", s.Hits, pct(s.Hits, cacheable)},
+		{"  via direct mode", s.HitsDirect, pct(s.HitsDirect, s.Hits)},
+		{"  via preprocessor", s.HitsPrepro, pct(s.HitsPrepro, s.Hits)},
+		{"cache misses", s.Misses, pct(s.Misses, cacheable)},
+		{"uncacheable", s.Uncacheable, pct(s.Uncacheable, s.Invocations)},
+		{"not a compile (passthrough)", s.Passthrough, pct(s.Passthrough, s.Invocations)},
+		{"cache not reached", s.Unavailable, pct(s.Unavailable, s.Invocations)},
+		{"fell back to a plain compile", s.Fallbacks, pct(s.Fallbacks, s.Invocations)},
+		{"compiler failed", s.CompileFailed, pct(s.CompileFailed, s.Invocations)},
+	}
+	if s.OtherOutcomes > 0 {
+		rows = append(rows, CountRow{"unknown outcome", s.OtherOutcomes, pct(s.OtherOutcomes, s.Invocations)})
+	}
+	if s.Unreadable > 0 {
+		rows = append(rows, CountRow{"unreadable log lines", s.Unreadable, ""})
+	}
+	return rows
+}
+
+func (s *Summary) latencyRows() []LatencyRow {
+	var rows []LatencyRow
+	for _, l := range []struct {
+		name string
+		lat  *Latency
+	}{{"hit", &s.HitMS}, {"miss", &s.MissMS}, {"preprocess", &s.PreprocessMS},
+		{"cache lookup", &s.LookupMS}, {"cache store", &s.StoreMS}, {"cache I/O", &s.CacheMS}} {
+		if l.lat.Count == 0 {
 			continue
 		}
-		s.add(rec)
+		rows = append(rows, LatencyRow{Name: l.name, Count: l.lat.Count, Mean: msText(l.lat.Mean()),
+			P50: msText(l.lat.Percentile(50)), P95: msText(l.lat.Percentile(95)), Max: msText(l.lat.Max())})
 	}
-	return sc.Err()
+	return rows
 }
 
-func (s *Summary) add(r Record) {
-	s.Invocations++
-	switch r.Outcome {
-	case Hit:
-		s.Hits++
-		if r.Via == "direct" {
-			s.HitsDirect++
-		} else {
-			s.HitsPrepro++
-		}
-		s.HitMS = append(s.HitMS, r.TotalMS)
-	case Miss:
-		s.Misses++
-		s.MissMS = append(s.MissMS, r.TotalMS)
-	case Uncacheable:
-		s.Uncacheable++
-	case Passthrough:
-		s.Passthrough++
-	case Unavailable:
-		s.Unavailable++
-	case Fallback:
-		s.Fallbacks++
-	case Failed:
-		s.CompileFailed++
+func reasonRows(m map[string]int) []ReasonRow {
+	rows := make([]ReasonRow, 0, len(m))
+	for k, n := range m {
+		rows = append(rows, ReasonRow{k, n})
 	}
-	if r.Reason != "" {
-		s.Reasons[string(r.Outcome)+": "+r.Reason]++
-	}
-	if r.Dispatch != "" {
-		s.Dispatch[r.Dispatch]++
-	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].N > rows[j].N || rows[i].N == rows[j].N && rows[i].Reason < rows[j].Reason
+	})
+	return rows
 }
 
-// Percentile returns the p-th percentile (0..100) of xs by nearest rank, or 0 for none.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
+func causeRows(m map[Cause]int) []CauseRow {
+	total := 0
+	rows := make([]CauseRow, 0, len(m))
+	for c, n := range m {
+		total += n
+		rows = append(rows, CauseRow{Cause: c, N: n, Check: Advice(c)})
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	return s[max(0, min(i, len(s)-1))]
+	for i := range rows {
+		rows[i].Pct = pct(rows[i].N, total)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].N > rows[j].N || rows[i].N == rows[j].N && rows[i].Cause < rows[j].Cause
+	})
+	return rows
 }
+
+func pct(n, of int) string {
+	if of <= 0 {
+		return ""
+	}
+	return strconv.FormatFloat(100*float64(n)/float64(of), 'f', 1, 64) + "%"
+}
+
+func msText(ms float64) string { return strconv.FormatFloat(ms, 'f', 2, 64) }
 
 // Write renders the summary as --show-stats prints it.
-func (s Summary) Write(w io.Writer) {
-	cacheable := s.Hits + s.Misses
-	row := func(name string, n int, of int) {
-		pct := ""
-		if of > 0 {
-			pct = fmt.Sprintf(" (%5.1f%%)", 100*float64(n)/float64(of))
+func (s *Summary) Write(w io.Writer) error { return s.Report("").WriteText(w) }
+
+// WriteText renders the report as plain text.
+func (rep Report) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if rep.Log != "" {
+		fmt.Fprintf(bw, "statistics: %s\n", rep.Log)
+	}
+	for _, r := range rep.Counts {
+		if r.Pct != "" {
+			fmt.Fprintf(bw, "%-28s %8d (%6s)\n", r.Label, r.N, r.Pct)
+		} else {
+			fmt.Fprintf(bw, "%-28s %8d\n", r.Label, r.N)
 		}
-		fmt.Fprintf(w, "%-28s %8d%s\n", name, n, pct)
 	}
-	row("invocations", s.Invocations, 0)
-	row("cache hits", s.Hits, cacheable)
-	row("  via direct mode", s.HitsDirect, s.Hits)
-	row("  via preprocessor", s.HitsPrepro, s.Hits)
-	row("cache misses", s.Misses, cacheable)
-	row("uncacheable", s.Uncacheable, s.Invocations)
-	row("not a compile (passthrough)", s.Passthrough, s.Invocations)
-	row("cache not reached", s.Unavailable, s.Invocations)
-	row("fell back to a plain compile", s.Fallbacks, s.Invocations)
-	row("compiler failed", s.CompileFailed, s.Invocations)
-	if s.Unreadable > 0 {
-		row("unreadable log lines", s.Unreadable, 0)
+	for _, r := range rep.Latencies {
+		fmt.Fprintf(bw, "%-28s count %d  mean %s ms  p50 %s ms  p95 %s ms  max %s ms\n",
+			r.Name+" latency", r.Count, r.Mean, r.P50, r.P95, r.Max)
 	}
-	s.writeLatency(w, "hit", s.HitMS)
-	s.writeLatency(w, "miss", s.MissMS)
-	writeCounts(w, "reasons", s.Reasons)
-	writeCounts(w, "dispatch outcomes", s.Dispatch)
-}
-
-func (s Summary) writeLatency(w io.Writer, name string, xs []float64) {
-	if len(xs) == 0 {
-		return
+	if len(rep.Reasons) > 0 {
+		fmt.Fprintln(bw, "reasons:")
+		for _, r := range rep.Reasons {
+			fmt.Fprintf(bw, "  %-48s %8d\n", r.Reason, r.N)
+		}
 	}
-	fmt.Fprintf(w, "%-28s p50 %.2f ms  p95 %.2f ms  max %.2f ms\n", name+" latency",
-		Percentile(xs, 50), Percentile(xs, 95), Percentile(xs, 100))
-}
-
-func writeCounts(w io.Writer, title string, m map[string]int) {
-	if len(m) == 0 {
-		return
+	if len(rep.Dispatch) > 0 {
+		fmt.Fprintln(bw, "dispatch outcomes by cause:")
+		for _, r := range rep.Dispatch {
+			fmt.Fprintf(bw, "  %-48s %8d (%6s)\n      check: %s\n", r.Cause, r.N, r.Pct, r.Check)
+		}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
-	fmt.Fprintf(w, "%s:\n", title)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-40s %6d\n", strings.TrimSpace(k), m[k])
-	}
+	return bw.Flush()
 }
