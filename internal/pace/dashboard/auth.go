@@ -23,7 +23,7 @@ const CookieName = "pace_fleet"
 
 // ErrEmptyToken is a token file holding nothing but whitespace: the dashboard fails closed
 // rather than serving anyone.
-var ErrEmptyToken = errors.New("the token file is empty (whitespace only): the dashboard would be open to anyone; write a token into it")
+var ErrEmptyToken = errors.New("empty or whitespace only: the dashboard would be open to anyone; write a token into it")
 
 // Token is the dashboard credential. The zero value means no token is configured. It never
 // prints its secret, whatever verb formats it.
@@ -36,20 +36,24 @@ type Token struct {
 func LoadToken(path string) (Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Token{}, fmt.Errorf("--dashboard-token-file: %w", err)
+		return Token{}, fmt.Errorf("token file: %w", err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.Size() > MaxTokenFile {
-		return Token{}, fmt.Errorf("--dashboard-token-file %s: larger than %d bytes", path, MaxTokenFile)
+		return Token{}, fmt.Errorf("token file %s: larger than %d bytes", path, MaxTokenFile)
 	}
 	raw, err := io.ReadAll(io.LimitReader(f, MaxTokenFile+1))
 	if err != nil {
-		return Token{}, fmt.Errorf("--dashboard-token-file %s: %w", path, err)
+		return Token{}, fmt.Errorf("token file %s: %w", path, err)
 	}
 	if len(raw) > MaxTokenFile {
-		return Token{}, fmt.Errorf("--dashboard-token-file %s: larger than %d bytes", path, MaxTokenFile)
+		return Token{}, fmt.Errorf("token file %s: larger than %d bytes", path, MaxTokenFile)
 	}
-	return NewToken(string(raw))
+	tok, err := NewToken(string(raw))
+	if err != nil {
+		return Token{}, fmt.Errorf("token file %s: %w", path, err)
+	}
+	return tok, nil
 }
 
 // NewToken makes a token of text less surrounding whitespace; whitespace alone is refused.

@@ -167,14 +167,16 @@ func standing(m Member, heard bool) string {
 	switch {
 	case m.PromotionPending:
 		return "promotion pending (catching up)"
+	case heard && m.Endpoints == "announced":
+		return "ok"
+	case heard:
+		return "heard; endpoint not recorded yet"
 	case m.Endpoints == "never-announced":
 		return "never announced"
 	case m.Endpoints == "cleared":
 		return "moved; not announced since"
-	case !heard:
-		return "not heard by this leader"
 	}
-	return "ok"
+	return "not heard by this leader"
 }
 
 func workerRows(ws []scheduler.WorkerRow) []WorkerRow {

@@ -74,3 +74,22 @@ func conditionNamed(m Model, name string) Condition {
 	}
 	return Condition{}
 }
+
+func TestStanding(t *testing.T) {
+	for _, c := range []struct {
+		m     Member
+		heard bool
+		want  string
+	}{
+		{Member{Endpoints: "announced"}, true, "ok"},
+		{Member{Endpoints: "never-announced"}, true, "heard; endpoint not recorded yet"},
+		{Member{Endpoints: "never-announced"}, false, "never announced"},
+		{Member{Endpoints: "cleared"}, false, "moved; not announced since"},
+		{Member{Endpoints: "announced"}, false, "not heard by this leader"},
+		{Member{Endpoints: "announced", PromotionPending: true}, true, "promotion pending (catching up)"},
+	} {
+		if got := standing(c.m, c.heard); got != c.want {
+			t.Errorf("%+v heard %v: %q, want %q", c.m, c.heard, got, c.want)
+		}
+	}
+}

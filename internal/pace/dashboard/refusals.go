@@ -82,10 +82,10 @@ type Condition struct {
 func conditions(f Facts, machines []MachineRow) []Condition {
 	var silent, pending []string
 	for _, m := range machines {
-		switch {
-		case m.Standing == "promotion pending (catching up)":
+		if m.Standing == "promotion pending (catching up)" {
 			pending = append(pending, m.ID)
-		case m.Standing != "ok":
+		}
+		if m.LastHeardS == nil {
 			silent = append(silent, m.ID+" ("+m.Standing+")")
 		}
 	}

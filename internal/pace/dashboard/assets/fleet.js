@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var W = 600, H = 150, TOP = 14, BOTTOM = 16;
+  var W = 400, H = 140, TOP = 14, BOTTOM = 16;
   var form = document.getElementById("ranges");
   var select = document.getElementById("range");
   var status = document.getElementById("chart-status");
