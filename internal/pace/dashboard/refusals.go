@@ -19,8 +19,8 @@ type cause struct {
 	count               func(Counts) uint64
 }
 
-// causes are the scheduler's refusals (pace-node §6.2, §6.4) and the node's admission refusal,
-// each with the check the troubleshooting table names for it.
+// causes are the scheduler's refusals (pace-node §6.2, pace-node §6.4) and the node's
+// admission refusal, each with the check the troubleshooting table names for it.
 var causes = []cause{
 	{"no-worker", "pace_dispatch_leases_no_worker_total",
 		"No registered worker has the toolchain: fingerprints must match byte for byte; compare the workers' `serving …` startup lines with the client's (Unserved toolchains below).",
