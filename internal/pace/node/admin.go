@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,9 +9,10 @@ import (
 )
 
 // serveAdmin runs the admin HTTP surface: /metrics (Prometheus text) and /healthz (200 while
-// the node answers, 503 while it stops). Both unauthenticated (pace-node §10.3); the surface
-// is off unless --admin-listen is set, and a bare port binds loopback.
-func (n *Node) serveAdmin() {
+// the node answers, 503 while it stops), both unauthenticated, and with --dashboard the fleet
+// dashboard behind its token (pace-node §10.3). The surface is off unless --admin-listen is
+// set, and a bare port binds loopback.
+func (n *Node) serveAdmin(ctx context.Context) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", n.metrics.handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -20,6 +22,7 @@ func (n *Node) serveAdmin() {
 		}
 		fmt.Fprintln(w, "ok")
 	})
+	n.mountDashboard(ctx, mux)
 	n.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.goRun(func() {
 		if err := n.admin.Serve(n.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

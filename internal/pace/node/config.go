@@ -27,12 +27,16 @@ type Config struct {
 	FleetID     FleetPin
 	Upstream    string
 	RequirePass string
-	AdminListen string       // [addr:]port; bare port binds loopback; "" off
-	Worker      worker.Flags // --slots, --toolchain, --drain-timeout and the rest of the worker's
-	CacheMemory uint64
-	CacheDir    string
-	CacheDisk   uint64
-	LogLevel    string
+	AdminListen string // [addr:]port; bare port binds loopback; "" off
+	// Dashboard also serves /fleet* on the admin surface; DashboardTokenFile holds the token
+	// every /fleet route then needs (pace-node §10.3).
+	Dashboard          bool
+	DashboardTokenFile string
+	Worker             worker.Flags // --slots, --toolchain, --drain-timeout and the rest of the worker's
+	CacheMemory        uint64
+	CacheDir           string
+	CacheDisk          uint64
+	LogLevel           string
 
 	// One-shot verbs.
 	PrintSurfaces bool

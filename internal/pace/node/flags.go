@@ -41,6 +41,8 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.Upstream, "upstream", "", "the pace-kv `host:port` this node's tier reads through to")
 	fs.StringVar(&c.RequirePass, "requirepass", "", "the `secret` presented to --upstream")
 	fs.StringVar(&c.AdminListen, "admin-listen", "", "HTTP /metrics and /healthz `[addr:]port` (bare port: loopback)")
+	fs.BoolVar(&c.Dashboard, "dashboard", false, "also serve the fleet dashboard (/fleet, /fleet.json, /fleet.txt) on --admin-listen; the leader answers it")
+	fs.StringVar(&c.DashboardTokenFile, "dashboard-token-file", "", "`file` holding the dashboard's token (Bearer, or Basic with any username); required when --admin-listen is not loopback")
 	fs.Var(&mem, "cache-memory", "memory tier budget (size or N% of RAM; 0 turns it off)")
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "disk tier `directory`")
 	fs.Var(&disk, "cache-disk", "disk tier budget (0: grow as needed)")

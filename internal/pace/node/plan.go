@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/buildfleet/buildfleet/internal/pace/consensus"
+	"github.com/buildfleet/buildfleet/internal/pace/dashboard"
 	"github.com/buildfleet/buildfleet/internal/pace/identity"
 )
 
@@ -37,6 +38,9 @@ type Plan struct {
 	StateDirReason   string
 	Notes            []string
 	Violations       []string // startup rules this configuration breaks, each a sentence
+	// dashboardToken is --dashboard-token-file's token, read when the plan is judged (the zero
+	// Token when none is set).
+	dashboardToken dashboard.Token
 }
 
 // Env is what planning asks of the machine, injectable for tests.
@@ -169,6 +173,7 @@ func (p *Plan) judge() {
 		p.violate("rule 5: --raft-self names a consensus address but --listen-raft is empty; drop one of them")
 	}
 	p.judgeDialable(consensusOn)
+	p.judgeDashboard()
 	p.judgeWorkerFlags()
 	for name, v := range map[string]string{"advertise": c.Advertise, "node-id": c.NodeID, "upstream": c.Upstream, "raft-self": c.RaftSelf} {
 		if !utf8.ValidString(v) {
@@ -194,6 +199,33 @@ func (p *Plan) judgeDialable(consensusOn bool) {
 		p.violate("rule 2: --fleet-open serves other machines but the advertised endpoint %s reaches only this machine; set --advertise to an address they can dial", p.Advertise)
 	case isLoopbackHost(hostOf(p.Bind("node"))):
 		p.violate("rule 2: --advertise=%s is for other machines but --listen-node binds only loopback (%s)", p.Advertise, p.Bind("node"))
+	}
+}
+
+// judgeDashboard is rule 6: the dashboard needs the admin surface to be served on; an admin
+// surface other machines can reach needs a token; a token file holding nothing fails closed.
+func (p *Plan) judgeDashboard() {
+	c := p.Cfg
+	admin := p.Bind("admin")
+	if c.Dashboard && admin == "" {
+		p.violate("rule 6: --dashboard is served on --admin-listen, which is not set; set --admin-listen (a bare port binds loopback)")
+	}
+	if admin != "" && !isLoopbackHost(hostOf(admin)) && c.DashboardTokenFile == "" {
+		p.violate("rule 6: --admin-listen=%s reaches beyond this machine, but no --dashboard-token-file is set; set one, or bind loopback (a bare port)", c.AdminListen)
+	}
+	if c.DashboardTokenFile != "" {
+		tok, err := dashboard.LoadToken(c.DashboardTokenFile)
+		if err != nil {
+			p.violate("rule 6: --dashboard-token-file: %v", err)
+		}
+		p.dashboardToken = tok
+	}
+	if c.Dashboard && admin != "" {
+		access := "no token: this machine only"
+		if c.DashboardTokenFile != "" {
+			access = "behind --dashboard-token-file"
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("the fleet dashboard is served on the admin surface (/fleet, /fleet.json, /fleet.txt), by the leader only; %s", access))
 	}
 }
 

@@ -45,6 +45,8 @@ func (n *Node) restartOnly(next Plan) []string {
 	check("listen-node", old.ListenNode != cur.ListenNode)
 	check("listen-raft", old.ListenRaft != cur.ListenRaft)
 	check("admin-listen", old.AdminListen != cur.AdminListen)
+	check("dashboard", old.Dashboard != cur.Dashboard)
+	check("dashboard-token-file", old.DashboardTokenFile != cur.DashboardTokenFile)
 	check("cluster-dir", old.ClusterDir != cur.ClusterDir)
 	check("cache-dir", old.CacheDir != cur.CacheDir)
 	check("cache-memory", old.CacheMemory != cur.CacheMemory)
