@@ -238,7 +238,7 @@ func (d *loopNode) admitLine() string { return d.name + "=" + d.raft + "@" + d.k
 func (d *loopNode) start(extra ...string) {
 	t := d.t
 	args := append([]string{"--cluster-dir=" + d.dir, "--node-id=" + d.name, "--listen-node=" + d.addr, "--advertise=" + d.addr,
-		"--listen-raft=" + d.raft, "--raft-self=" + d.ip, "--admin-listen=" + d.admin, "--cache-memory=64MiB"}, extra...)
+		"--listen-raft=" + d.raft, "--raft-self=" + d.ip, "--admin-listen=" + d.admin, "--cache-memory=64MiB", "--discovery=off"}, extra...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "PACE_NODE_AS_MAIN=1", "PACE_NODE_SHARED_CPU=1")
 	stderr, _ := cmd.StderrPipe()
