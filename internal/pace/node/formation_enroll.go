@@ -132,9 +132,14 @@ func (n *Node) answerFailed(ctx context.Context, b *bootstrap, err error) {
 	switch {
 	case errors.As(err, &ref) && ref.Code == wire.CodeNotLeader && ref.Message != "":
 		nb, lerr := n.leaderOf(ctx, ref.Message)
-		if lerr == nil && nb.ClusterID == b.ClusterID {
+		switch {
+		case lerr != nil:
+		case nb.ClusterID == b.ClusterID:
 			n.boot.Store(nb)
 			n.log.Info("the fleet asked has a new leader", "fleet", nb.ClusterID, "leader", nb.LeaderID, "at", nb.NodeEndpoint)
+		default: // the cluster asked joined another fleet: look again, from the start
+			n.log.Info("the cluster asked has joined another fleet; looking again", "asked", b.ClusterID, "now", nb.ClusterID)
+			n.stopAsking(ctx, b, time.Time{})
 		}
 	case errors.As(err, &ref):
 		n.log.Warn("the fleet's leader refused this node's request to join", "fleet", b.ClusterID, "code", ref.Code, "why", ref.Message)
