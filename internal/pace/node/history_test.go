@@ -26,8 +26,9 @@ func TestClosedMinutesRideOnTheNextHeartbeat(t *testing.T) {
 	if got[0].StartMs != uint64(t0.Add(-time.Minute).UnixMilli()) || got[1].StartMs != uint64(t0.UnixMilli()) {
 		t.Fatalf("buckets start at %d and %d; want the minutes before %v and %v", got[0].StartMs, got[1].StartMs, t0, t0.Add(time.Minute))
 	}
-	if got[1].Values[history.OfferableSlots] != 1 || got[1].Values[history.AvailableMemory] == 0 {
-		t.Errorf("values %v: want 1 offerable slot and the available memory", got[1].Values)
+	if v := got[1].Values; v[history.OfferableSlots] != 1 || v[history.AvailableMemory] == 0 ||
+		v[history.CPUTotalTicks] == 0 || v[history.CPUBusyTicks] > v[history.CPUTotalTicks] || got[1].Absent != 0 {
+		t.Errorf("bucket %+v: want 1 offerable slot, the available memory and the host's CPU ticks", got[1])
 	}
 	waitFor(t, "the outbox to be acknowledged", func() bool { return len(n.historyOut.Pending(n.id.NodeID)) == 0 })
 	n.closeHistoryMinute(t0.Add(2*time.Minute + time.Second))
