@@ -114,22 +114,28 @@ func (m *machine) fold(p int64, c int, v uint64) {
 	}
 }
 
-// sum is column c's figures over periods [from, to) of ring r (one of m's): a counter's minute
-// differences or folded totals, a gauge's samples; n counts the figures (0: unmeasured).
-func (m *machine) sum(r *ring, c int, from, to int64) (total uint64, n uint32) {
-	raw := r == &m.minutes && machineColumns[c].counter
-	for p := from; p < to; p++ {
-		if raw {
-			if d, ok := m.difference(p, c); ok {
-				total, n = total+d, n+1
-			}
-			continue
-		}
-		if row := r.row(p, false); row != nil && row[c].Count > 0 {
-			total, n = total+row[c].Total, n+row[c].Count
-		}
+// sums adds every column's figures over periods [from, to) of ring r (one of m's) into total,
+// and how many there were into n (0: unmeasured): a counter's minute differences or folded
+// totals, a gauge's samples. One pass over the rows, whatever the columns.
+func (m *machine) sums(r *ring, from, to int64, total *[machineCols]uint64, n *[machineCols]uint32) {
+	raw := r == &m.minutes
+	var prev []slot
+	if raw {
+		prev = r.row(from-1, false)
 	}
-	return total, n
+	for p := from; p < to; p++ {
+		row := r.row(p, false)
+		for c, s := range row {
+			switch {
+			case s.Count == 0:
+			case !raw || !machineColumns[c].counter:
+				total[c], n[c] = total[c]+s.Total, n[c]+s.Count
+			case prev != nil && prev[c].Count > 0 && s.High >= prev[c].High:
+				total[c], n[c] = total[c]+s.High-prev[c].High, n[c]+1
+			}
+		}
+		prev = row
+	}
 }
 
 // newest is the newest minute held, for choosing which machine to forget.

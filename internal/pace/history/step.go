@@ -15,17 +15,18 @@ func (spec rangeSpec) gather(machines []*machine, l *leader, from, to int64) ste
 	var st step
 	for _, m := range machines {
 		r := m.ring(spec.ring)
-		pf, pt := r.period(from), r.period(to)
+		var total [machineCols]uint64
+		var n [machineCols]uint32
+		m.sums(r, r.period(from), r.period(to), &total, &n)
 		for c := range machineCols {
-			total, n := m.sum(r, c, pf, pt)
-			if n == 0 {
+			if n[c] == 0 {
 				continue
 			}
 			st.measured[c] = true
 			if machineColumns[c].counter {
-				st.sum[c] += float64(total)
+				st.sum[c] += float64(total[c])
 			} else {
-				st.sum[c] += float64(total) / float64(n)
+				st.sum[c] += float64(total[c]) / float64(n[c])
 			}
 		}
 	}
