@@ -33,6 +33,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (f *Fleet) MarshalBinary() ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.leaderMu.Lock()
+	defer f.leaderMu.Unlock()
 	b := binary.AppendUvarint([]byte(fileMagic), FileVersion)
 	b = binary.AppendUvarint(b, machineCols)
 	b = binary.AppendUvarint(b, uint64(leaderCols))
@@ -107,6 +109,8 @@ func (f *Fleet) UnmarshalBinary(data []byte) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.leaderMu.Lock()
+	defer f.leaderMu.Unlock()
 	f.leader, f.machines = l, machines
 	return nil
 }

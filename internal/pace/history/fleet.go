@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
@@ -21,10 +22,11 @@ const MaxMachines = 256
 // minute a machine's ring holds already is ignored, so a redelivery is never counted twice
 // either way. The zero Fleet is empty and ready.
 type Fleet struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // guards machines
 	machines map[string]*machine
+	leaderMu sync.Mutex // guards leader, apart, so a LEASE never waits on a machine's view
 	leader   *leader
-	changes  uint64
+	changes  atomic.Uint64
 }
 
 // Add records buckets delivered by nodeID.
@@ -37,7 +39,7 @@ func (f *Fleet) Add(nodeID string, buckets []Bucket) {
 	m := f.machineLocked(nodeID)
 	for _, b := range buckets {
 		if m.add(b) {
-			f.changes++
+			f.changes.Add(1)
 		}
 	}
 }
@@ -68,10 +70,10 @@ func (f *Fleet) machineLocked(nodeID string) *machine {
 // Leading records that this node leads at now: the minute is measured, its dispatch series 0
 // until a LEASE is decided in it, rather than a gap.
 func (f *Fleet) Leading(now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.leaderMu.Lock()
+	defer f.leaderMu.Unlock()
 	f.leaderLocked().touch(floorDiv(now.UnixMilli(), Width))
-	f.changes++
+	f.changes.Add(1)
 }
 
 // Decided counts one LEASE outcome at now, live into the current minute. The node calls it
@@ -80,10 +82,10 @@ func (f *Fleet) Decided(d Dispatch, now time.Time) {
 	if d >= dispatchOutcomes {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.leaderMu.Lock()
+	defer f.leaderMu.Unlock()
 	f.leaderLocked().count(d, floorDiv(now.UnixMilli(), Width))
-	f.changes++
+	f.changes.Add(1)
 }
 
 func (f *Fleet) leaderLocked() *leader {
@@ -107,8 +109,4 @@ func (f *Fleet) Machines() []string {
 
 // Changes counts what was recorded since the Fleet was made, so a writer can tell whether
 // there is anything new to save.
-func (f *Fleet) Changes() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.changes
-}
+func (f *Fleet) Changes() uint64 { return f.changes.Load() }

@@ -10,14 +10,15 @@ type step struct {
 	led      bool
 }
 
-// gather sums the step [from, to) milliseconds over machines and the leader (nil: none).
-func (spec rangeSpec) gather(machines []*machine, l *leader, from, to int64) step {
-	var st step
-	for _, m := range machines {
-		r := m.ring(spec.ring)
+// addMachine adds machine m's figures to every step of a view starting at start.
+func (spec rangeSpec) addMachine(steps []step, start int64, m *machine) {
+	r := m.ring(spec.ring)
+	for k := range steps {
+		from := start + int64(k)*spec.step
 		var total [machineCols]uint64
 		var n [machineCols]uint32
-		m.sums(r, r.period(from), r.period(to), &total, &n)
+		m.sums(r, r.period(from), r.period(from+spec.step), &total, &n)
+		st := &steps[k]
 		for c := range machineCols {
 			if n[c] == 0 {
 				continue
@@ -30,16 +31,19 @@ func (spec rangeSpec) gather(machines []*machine, l *leader, from, to int64) ste
 			}
 		}
 	}
-	if l == nil {
-		return st
-	}
+}
+
+// addLeader adds the leader's decisions to every step of a view starting at start.
+func (spec rangeSpec) addLeader(steps []step, start int64, l *leader) {
 	r := l.ring(spec.ring)
-	for c := range leaderCols {
-		total, n := l.sum(r, c, r.period(from), r.period(to))
-		st.leader[c] += total
-		st.led = st.led || n > 0
+	for k := range steps {
+		from := start + int64(k)*spec.step
+		for c := range leaderCols {
+			total, n := l.sum(r, c, r.period(from), r.period(from+spec.step))
+			steps[k].leader[c] += total
+			steps[k].led = steps[k].led || n > 0
+		}
 	}
-	return st
 }
 
 func (m *machine) ring(width int64) *ring {

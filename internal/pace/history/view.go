@@ -69,19 +69,26 @@ func lookupRange(name string) (rangeSpec, error) {
 	return rangeSpec{}, fmt.Errorf("%w %q: the ranges are %s", ErrUnknownRange, name, strings.Join(Ranges, ", "))
 }
 
-// View is the fleet's charts over rangeName ending with the step holding now.
+// View is the fleet's charts over rangeName ending with the step holding now. The machines'
+// rings and the leader's are read under their own locks, so drawing never holds up a LEASE.
 func (f *Fleet) View(rangeName string, now time.Time) (View, error) {
 	spec, err := lookupRange(rangeName)
 	if err != nil {
 		return View{}, err
 	}
+	start := spec.start(now.UnixMilli())
+	steps := make([]step, spec.points)
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	machines := make([]*machine, 0, len(f.machines))
 	for _, m := range f.machines {
-		machines = append(machines, m)
+		spec.addMachine(steps, start, m)
 	}
-	return spec.draw(fleetSeries, machines, f.leader, now.UnixMilli()), nil
+	f.mu.Unlock()
+	f.leaderMu.Lock()
+	if f.leader != nil {
+		spec.addLeader(steps, start, f.leader)
+	}
+	f.leaderMu.Unlock()
+	return spec.view(fleetSeries, start, steps), nil
 }
 
 // MachineView is nodeID's own series over rangeName ending with the step holding now.
@@ -90,27 +97,32 @@ func (f *Fleet) MachineView(nodeID, rangeName string, now time.Time) (View, erro
 	if err != nil {
 		return View{}, err
 	}
+	start := spec.start(now.UnixMilli())
+	steps := make([]step, spec.points)
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	m := f.machines[nodeID]
+	if m != nil {
+		spec.addMachine(steps, start, m)
+	}
+	f.mu.Unlock()
 	if m == nil {
 		return View{}, fmt.Errorf("%w %q", ErrUnknownMachine, nodeID)
 	}
-	return spec.draw(machineSeries, []*machine{m}, nil, now.UnixMilli()), nil
+	return spec.view(machineSeries, start, steps), nil
 }
 
-// draw computes every series of defs, step by step.
-func (spec rangeSpec) draw(defs []seriesDef, machines []*machine, l *leader, now int64) View {
-	start := (floorDiv(now, spec.step) - int64(spec.points-1)) * spec.step
+// start is the first step's start for a view whose last step holds now.
+func (spec rangeSpec) start(now int64) int64 {
+	return (floorDiv(now, spec.step) - int64(spec.points-1)) * spec.step
+}
+
+// view reads every series of defs off the steps.
+func (spec rangeSpec) view(defs []seriesDef, start int64, steps []step) View {
 	v := View{Range: spec.name, StepSeconds: spec.step / 1000, StartUnixMs: start, Series: make([]Series, len(defs))}
 	for i, d := range defs {
-		v.Series[i] = Series{Name: d.name, Unit: d.unit, Scope: d.scope, Points: make([]*float64, spec.points)}
-	}
-	for k := range spec.points {
-		from := start + int64(k)*spec.step
-		st := spec.gather(machines, l, from, from+spec.step)
-		for i, d := range defs {
-			if x, ok := d.value(&st); ok {
+		v.Series[i] = Series{Name: d.name, Unit: d.unit, Scope: d.scope, Points: make([]*float64, len(steps))}
+		for k := range steps {
+			if x, ok := d.value(&steps[k]); ok {
 				v.Series[i].Points[k] = &x
 			}
 		}

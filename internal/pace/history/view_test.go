@@ -229,3 +229,18 @@ func TestTheFleetKeepsAtMostMaxMachinesForgettingTheQuietest(t *testing.T) {
 		t.Fatalf("%d machines kept, m0 %v, m1 %v, new %v", len(ids), slices.Contains(ids, "m0"), slices.Contains(ids, "m1"), slices.Contains(ids, "new"))
 	}
 }
+
+// TestALeaseIsCountedWhileAViewHoldsTheMachines: the leader's counts have a lock of their own,
+// so a LEASE decided while a view reads the machines' rings does not wait for it.
+func TestALeaseIsCountedWhileAViewHoldsTheMachines(t *testing.T) {
+	var f Fleet
+	f.mu.Lock() // as a view drawing the machines does
+	defer f.mu.Unlock()
+	done := make(chan struct{})
+	go func() { f.Decided(Dispatched, at(0)); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("counting a LEASE waited on the machines' lock")
+	}
+}
