@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"github.com/buildfleet/buildfleet/internal/pace/history"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/scheduler"
@@ -19,7 +20,7 @@ type Source interface {
 }
 
 // Ranges are the chart ranges /fleet/series.json accepts, shortest first.
-var Ranges = []string{"1h", "2h", "8h", "24h", "7d", "1mo", "6mo", "12mo"}
+var Ranges = history.Ranges
 
 // Leadership is who answers the dashboard.
 type Leadership struct {

@@ -16,6 +16,15 @@ const (
 	CompileMilliseconds        // time spent compiling since the node started, summed over slots (counter)
 	AvailableMemory            // bytes (gauge)
 	FreeScratch                // bytes under the worker's scratch root (gauge)
+	// The three below came after the first ten: an older node does not pack them, and the
+	// bucket marks them absent (verbs.HistoryBucket.Absent).
+	CPUBusyTicks  // the host's busy jiffies since boot, /proc/stat's cpu line less idle and iowait (counter)
+	CPUTotalTicks // the host's jiffies since boot (counter)
+	// CompilesRefusedNoSlot counts compiles the worker turned away because every slot was busy,
+	// since the node started (counter). A worker never queues a compile (the request after the
+	// last slot is refused at once and the client compiles locally), so this is the honest
+	// "queued" figure: demand the worker had no room for.
+	CompilesRefusedNoSlot
 )
 
 // Bucket is one closed minute as the load record carries it.

@@ -11,17 +11,14 @@ import (
 
 // dashboardSource is the node as the fleet dashboard reads it (pace-node §10.3): who leads,
 // the leader's registry, counters and members, and the history charts.
-type dashboardSource struct {
-	n      *Node
-	series *seriesStub // until history's fleet views land: see dashboard_series_stub.go
-}
+type dashboardSource struct{ n *Node }
 
 // mountDashboard serves /fleet* on the admin surface's mux when --dashboard is set.
 func (n *Node) mountDashboard(ctx context.Context, mux *http.ServeMux) {
 	if !n.plan.Cfg.Dashboard {
 		return
 	}
-	src := &dashboardSource{n: n, series: n.startSeriesStub(ctx)}
+	src := &dashboardSource{n: n}
 	h, err := dashboard.New(dashboard.Config{Source: src, Token: n.plan.dashboardToken, Now: n.now})
 	if err != nil {
 		panic(err) // the source above is never nil
@@ -74,5 +71,5 @@ func (s *dashboardSource) counts() dashboard.Counts {
 }
 
 func (s *dashboardSource) Series(rangeName string, now time.Time) (any, error) {
-	return s.series.view(rangeName, now)
+	return s.n.fleetSeries(rangeName, now)
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/history"
@@ -40,6 +41,7 @@ func (n *Node) historyValues() history.Values {
 		v[history.CacheHits], v[history.CacheMisses] = st.Hits, st.Misses
 	}
 	v[history.AvailableMemory] = memAvailable()
+	v[history.CPUBusyTicks], v[history.CPUTotalTicks] = cpuTicks()
 	if n.work == nil {
 		return v
 	}
@@ -50,8 +52,21 @@ func (n *Node) historyValues() history.Values {
 	v[history.CompilesInFlight] = uint64(st.InFlight)
 	c := n.work.Counters()
 	v[history.CompilesDone], v[history.CompileMilliseconds] = c.JobsCompleted.Load(), c.CompileMilliseconds.Load()
+	v[history.CompilesRefusedNoSlot] = c.RefusedNoSlot.Load()
 	if free, ok := freeBytes(st.ScratchRoot); ok {
 		v[history.FreeScratch] = free
 	}
 	return v
+}
+
+// cpuTicks is the host's busy and total jiffies since boot, read from the /proc/stat line the
+// heartbeat's busy share is computed from; 0 and 0 where it is unreadable, which leaves a
+// reader's busy share unknown (no ticks passed) rather than idle.
+func cpuTicks() (busy, all uint64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	busy, all, _ = parseCPULine(b)
+	return busy, all
 }

@@ -21,13 +21,18 @@ func TestClosedMinutesRideOnTheNextHeartbeat(t *testing.T) {
 	t0 := time.UnixMilli(history.BucketStart(time.Now().UnixMilli()))
 	n.closeHistoryMinute(t0.Add(time.Second))
 	n.closeHistoryMinute(t0.Add(time.Minute + time.Second))
+	p := n.historyOut.Pending(n.id.NodeID)
+	if len(p) != 2 {
+		t.Fatalf("%d buckets pending; want 2", len(p))
+	}
+	if v := p[1].Values; v[history.OfferableSlots] != 1 || v[history.AvailableMemory] == 0 ||
+		v[history.CPUTotalTicks] == 0 || v[history.CPUBusyTicks] > v[history.CPUTotalTicks] || p[1].Absent != 0 {
+		t.Errorf("bucket %+v: want 1 offerable slot, the available memory and the host's CPU ticks", p[1])
+	}
 	wakeRegistrar(n) // a heartbeat would carry them within 20 s anyway
 	got := waitHistory(t, n, 2)
-	if got[0].StartMs != uint64(t0.Add(-time.Minute).UnixMilli()) || got[1].StartMs != uint64(t0.UnixMilli()) {
-		t.Fatalf("buckets start at %d and %d; want the minutes before %v and %v", got[0].StartMs, got[1].StartMs, t0, t0.Add(time.Minute))
-	}
-	if got[1].Values[history.OfferableSlots] != 1 || got[1].Values[history.AvailableMemory] == 0 {
-		t.Errorf("values %v: want 1 offerable slot and the available memory", got[1].Values)
+	if got[0] != t0.Add(-time.Minute).UnixMilli() || got[1] != t0.UnixMilli() {
+		t.Fatalf("minutes kept start at %d and %d; want the minutes before %v and %v", got[0], got[1], t0, t0.Add(time.Minute))
 	}
 	waitFor(t, "the outbox to be acknowledged", func() bool { return len(n.historyOut.Pending(n.id.NodeID)) == 0 })
 	n.closeHistoryMinute(t0.Add(2*time.Minute + time.Second))
@@ -71,7 +76,7 @@ func TestABeatOnAConnectionTheSchedulerClosedAsIdleIsSentAgainAtOnce(t *testing.
 	n.closeHistoryMinute(time.Now())
 	n.work.Cordon() // a cordon is heartbeated at once (pace-node §6.1), on the connection kept
 	waitForWithin(t, "the beat after the idle close to arrive", 3*time.Second, func() bool {
-		return len(n.fleetHistory.Machine(n.id.NodeID)) == 1
+		return len(keptMinutes(n)) == 1
 	})
 }
 
@@ -82,14 +87,34 @@ func wakeRegistrar(n *Node) {
 	}
 }
 
-func waitHistory(t *testing.T, n *Node, want int) []history.Bucket {
+// waitHistory waits for the leader to keep want minutes of this machine, and returns their
+// starts.
+func waitHistory(t *testing.T, n *Node, want int) []int64 {
 	t.Helper()
-	var got []history.Bucket
+	var got []int64
 	waitFor(t, "the scheduler to keep the machine's minutes", func() bool {
-		got = n.fleetHistory.Machine(n.id.NodeID)
+		got = keptMinutes(n)
 		return len(got) == want
 	})
 	return got
+}
+
+// keptMinutes are the starts of the minutes of the last two hours the leader keeps an offerable
+// slots figure of this machine for.
+func keptMinutes(n *Node) []int64 {
+	v, err := n.fleetHistory.MachineView(n.id.NodeID, "2h", time.Now().Add(time.Minute))
+	if err != nil {
+		return nil
+	}
+	var starts []int64
+	for _, s := range v.Series {
+		for i, p := range s.Points {
+			if s.Name == "offerable_slots" && p != nil {
+				starts = append(starts, v.StartUnixMs+int64(i)*v.StepSeconds*1000)
+			}
+		}
+	}
+	return starts
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

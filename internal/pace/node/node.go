@@ -60,6 +60,7 @@ type Node struct {
 	// what this node, while it leads, was handed by every machine (history.go).
 	historyOut   history.Outbox
 	fleetHistory history.Fleet
+	historyStore historyStore // its file in the state directory (history_store.go)
 
 	proofCounters nodeproof.Counters
 	spentTickets  *lease.SpentSet
@@ -133,6 +134,7 @@ func (n *Node) Stop(ctx context.Context) (abandoned []string, err error) {
 		n.raftLn.Close()
 	}
 	n.wg.Wait()
+	n.saveHistory()
 	n.closeComponents(sctx)
 	return abandoned, err
 }

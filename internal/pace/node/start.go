@@ -79,9 +79,10 @@ func (n *Node) open(ctx context.Context) (err error) {
 	if err = n.openTier(); err != nil {
 		return err
 	}
+	n.loadHistory()
 	n.sched, err = scheduler.New(scheduler.Config{ClusterID: n.cons.State().ClusterID(),
 		Signer: leaseSigner{key: n.id.Key, nodeID: n.id.NodeID}, Verifier: clusterVerifier{n.cons}, Logger: n.log,
-		History: n.fleetHistory.Add})
+		History: n.fleetHistory.Add, Decided: n.decided})
 	if err != nil {
 		return err
 	}
@@ -203,6 +204,7 @@ func (n *Node) serve(ctx context.Context) {
 	n.goRun(func() { every(ctx, schedulerIdle, n.sweep) })
 	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
 	n.goRun(func() { n.sampleHistory(ctx) })
+	n.goRun(func() { n.keepHistory(ctx) })
 	if n.work != nil {
 		r := &registrar{n: n, link: schedLink{n: n}, workerIDs: map[string]string{}, load: newLoadSampler()}
 		n.goRun(func() { r.run(ctx) })

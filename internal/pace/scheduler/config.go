@@ -89,6 +89,9 @@ type Config struct {
 	// History receives each machine's newly delivered history buckets
 	// (those past its high-water mark), outside the lock. Optional.
 	History func(nodeID string, buckets []verbs.HistoryBucket)
+	// Decided is told how each LEASE was decided, outside the lock, so the leader can count
+	// dispatch outcomes into its history without the scheduler growing counters. Optional.
+	Decided func(Outcome)
 
 	HeartbeatTimeout time.Duration
 	MemoryPerJob     uint64

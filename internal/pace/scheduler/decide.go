@@ -27,9 +27,10 @@ func (s *Scheduler) Lease(req verbs.LeaseRequest, p Params) (verbs.LeaseGrant, e
 	now := s.cfg.Now()
 	lifetime := p.lifetime()
 	s.mu.Lock()
-	e, refusal := s.decideLocked(req, now)
+	e, outcome, refusal := s.decideLocked(req, now)
 	if e == nil {
 		s.mu.Unlock()
+		s.decided(outcome)
 		return verbs.LeaseGrant{}, refusal
 	}
 	l, claims := s.grantLocked(e, req, now, lifetime, p)
@@ -44,6 +45,7 @@ func (s *Scheduler) Lease(req verbs.LeaseRequest, p Params) (verbs.LeaseGrant, e
 			s.removeLeaseLocked(l, false)
 		}
 		s.mu.Unlock()
+		s.decided(RefusedSignFailed)
 		if err == nil {
 			err = errors.New("empty token")
 		}
@@ -52,17 +54,18 @@ func (s *Scheduler) Lease(req verbs.LeaseRequest, p Params) (verbs.LeaseGrant, e
 	l.token = token
 	s.mu.Unlock()
 	s.counters.LeasesGranted.Add(1)
+	s.decided(Granted)
 	grant.Token = token
 	return grant, nil
 }
 
 // decideLocked runs steps 1–3 and returns the entry to grant, or the
-// refusal with its counter incremented.
-func (s *Scheduler) decideLocked(req verbs.LeaseRequest, now time.Time) (*entry, error) {
+// refusal and its cause with its counter incremented.
+func (s *Scheduler) decideLocked(req verbs.LeaseRequest, now time.Time) (*entry, Outcome, error) {
 	if l := s.leases[req.Key]; l != nil {
 		if !now.After(l.expiresAt) {
 			s.counters.LeasesDuplicate.Add(1)
-			return nil, wire.Refuse(wire.CodeAlreadyInFlight, "")
+			return nil, RefusedAlreadyInFlight, wire.Refuse(wire.CodeAlreadyInFlight, "")
 		}
 		s.expireLeaseLocked(l)
 	}
@@ -71,18 +74,18 @@ func (s *Scheduler) decideLocked(req verbs.LeaseRequest, now time.Time) (*entry,
 	case p.none:
 		s.noteUnservedLocked(req, now)
 		s.counters.LeasesNoWorker.Add(1)
-		return nil, wire.Refuse(wire.CodeNoWorker, "")
+		return nil, RefusedNoWorker, wire.Refuse(wire.CodeNoWorker, "")
 	case p.allExcluded:
 		s.counters.LeasesAllExcluded.Add(1)
-		return nil, wire.Refuse(wire.CodeNoWorker, "every worker with this toolchain is on the client's exclusion list")
+		return nil, RefusedAllExcluded, wire.Refuse(wire.CodeNoWorker, "every worker with this toolchain is on the client's exclusion list")
 	case p.best.free > 0:
-		return p.best, nil
+		return p.best, Granted, nil
 	case !p.best.why.full():
 		s.counters.LeasesWithdrawn.Add(1)
-		return nil, wire.Refuse(wire.CodeWithdrawn, "matching workers withdrew their capacity (limited-by: %s)", p.best.why)
+		return nil, RefusedWithdrawn, wire.Refuse(wire.CodeWithdrawn, "matching workers withdrew their capacity (limited-by: %s)", p.best.why)
 	}
 	s.counters.LeasesNoCapacity.Add(1)
-	return nil, wire.Refuse(wire.CodeNoCapacity, "every matching worker is full (limited-by: %s)", p.best.why)
+	return nil, RefusedNoCapacity, wire.Refuse(wire.CodeNoCapacity, "every matching worker is full (limited-by: %s)", p.best.why)
 }
 
 // pick is the top of a fingerprint's heap once dead and excluded entries

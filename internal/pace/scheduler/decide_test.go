@@ -105,8 +105,13 @@ func TestLeaseDecisionOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			tc.setup(f)
+			var decided []Outcome
+			f.s.cfg.Decided = func(o Outcome) { decided = append(decided, o) }
 			before := counterValues(f)
 			_, err := f.s.Lease(tc.req, params)
+			if want := outcomeCounted[tc.counter]; !slices.Equal(decided, []Outcome{want}) {
+				t.Errorf("Config.Decided heard %v; want [%d]", decided, want)
+			}
 			if tc.code == 0 && err != nil {
 				t.Fatalf("want a grant, got %v", err)
 			}
@@ -119,6 +124,16 @@ func TestLeaseDecisionOrder(t *testing.T) {
 			assertOnlyCounter(t, before, counterValues(f), tc.counter, tc.also)
 		})
 	}
+}
+
+// outcomeCounted is the outcome Config.Decided hears with each decision's counter.
+var outcomeCounted = map[string]Outcome{
+	"pace_dispatch_leases_granted_total":      Granted,
+	"pace_dispatch_leases_duplicate_total":    RefusedAlreadyInFlight,
+	"pace_dispatch_leases_no_worker_total":    RefusedNoWorker,
+	"pace_dispatch_leases_all_excluded_total": RefusedAllExcluded,
+	"pace_dispatch_leases_no_capacity_total":  RefusedNoCapacity,
+	"pace_dispatch_leases_withdrawn_total":    RefusedWithdrawn,
 }
 
 func counterValues(f *fixture) map[string]uint64 {
@@ -271,9 +286,14 @@ func TestSignerFailureRollsBack(t *testing.T) {
 	f := newFixture(t)
 	f.register("a", "10.0.0.1", fp, 1)
 	f.signer.fail = errors.New("no key")
+	var decided []Outcome
+	f.s.cfg.Decided = func(o Outcome) { decided = append(decided, o) }
 	_, err := f.lease(fp, "k")
 	if !errors.Is(err, ErrSign) {
 		t.Fatalf("got %v, want ErrSign", err)
+	}
+	if !slices.Equal(decided, []Outcome{RefusedSignFailed}) {
+		t.Fatalf("Config.Decided heard %v; want sign-failed alone", decided)
 	}
 	if r, ok := RefusalOf(err); !ok || r.Code != wire.CodeNoCapacity {
 		t.Fatalf("signing failure answered %+v", r)

@@ -33,7 +33,11 @@ const (
 	MaxCacheTiers = 16
 	// HistorySeries is the number of packed u64 series a history bucket
 	// carries today; a longer packing is read and its surplus ignored.
-	HistorySeries = 10
+	HistorySeries = 13
+	// MinHistorySeries is the shortest packing read: the ten series of
+	// nodes built before the CPU ticks and slot refusals were added. The
+	// series such a bucket leaves out are unmeasured (HistoryBucket.Absent).
+	MinHistorySeries = 10
 	// MaxHistorySeries bounds how many packed series a bucket may carry.
 	MaxHistorySeries = 64
 	// CorrelationLen is the COMPILE reply's correlation: 32 lowercase hex.

@@ -99,7 +99,9 @@ func genTierLoad(t *rapid.T) TierLoad {
 
 func genBucket(t *rapid.T) HistoryBucket {
 	b := HistoryBucket{StartMs: rapid.Uint64().Draw(t, "start"), SampleMs: rapid.Uint64().Draw(t, "sample")}
-	for i := range b.Values {
+	// An older sender packs fewer series; what it leaves out reads back as 0.
+	b.Absent = uint8(rapid.IntRange(0, HistorySeries-MinHistorySeries).Draw(t, "absent"))
+	for i := range HistorySeries - int(b.Absent) {
 		b.Values[i] = rapid.Uint64().Draw(t, "v")
 	}
 	return b

@@ -68,6 +68,10 @@ type HistoryBucket struct {
 	StartMs  uint64
 	SampleMs uint64
 	Values   [HistorySeries]uint64
+	// Absent counts the trailing series the sender did not pack (an older
+	// node packs MinHistorySeries): their Values are 0 and mean unmeasured.
+	// Zero for every bucket this build closes.
+	Absent uint8
 }
 
 // AppendField appends the record as one nested field.
@@ -121,18 +125,21 @@ func appendHistory(dst []byte, buckets []HistoryBucket) []byte {
 		dst, rec = wire.BeginField(dst)
 		dst = wire.AppendU64Field(dst, b.StartMs)
 		dst = wire.AppendU64Field(dst, b.SampleMs)
-		dst = wire.AppendField(dst, packSeries(b.Values))
+		dst = wire.AppendField(dst, packSeries(b.Values, b.Absent))
 		dst = wire.EndField(dst, rec)
 	}
 	return wire.EndField(dst, mark)
 }
 
-func packSeries(v [HistorySeries]uint64) []byte {
+// packSeries packs every series but the absent ones, never fewer than
+// MinHistorySeries.
+func packSeries(v [HistorySeries]uint64, absent uint8) []byte {
+	n := max(HistorySeries-int(absent), MinHistorySeries)
 	var packed [HistorySeries * 8]byte
-	for i, x := range v {
+	for i, x := range v[:n] {
 		binary.BigEndian.PutUint64(packed[i*8:], x)
 	}
-	return packed[:]
+	return packed[:n*8]
 }
 
 // load reads the nested load record at field.
@@ -211,7 +218,7 @@ func (p *parser) tierLoads(f []byte, field string) []TierLoad {
 }
 
 // history reads ≤ MaxHistoryBuckets buckets; each must say its start, its
-// sample length and at least HistorySeries packed values.
+// sample time and at least MinHistorySeries packed values.
 func (p *parser) history(f []byte, field string) []HistoryBucket {
 	entries := p.list(f, field, MaxHistoryBuckets)
 	if len(entries) == 0 {
@@ -223,7 +230,7 @@ func (p *parser) history(f []byte, field string) []HistoryBucket {
 		out[i].StartMs = p.required64(r, 0, field+".startMs")
 		out[i].SampleMs = p.required64(r, 1, field+".sampleMs")
 		packed, _ := r.Field(2)
-		p.series(packed, field+".packed", &out[i].Values)
+		out[i].Absent = p.series(packed, field+".packed", &out[i].Values)
 	}
 	if p.failed() {
 		return nil
@@ -231,15 +238,19 @@ func (p *parser) history(f []byte, field string) []HistoryBucket {
 	return out
 }
 
-func (p *parser) series(f []byte, field string, dst *[HistorySeries]uint64) {
+// series reads the packed values into dst and returns how many of dst's
+// series the packing left out (an older sender's shorter packing).
+func (p *parser) series(f []byte, field string, dst *[HistorySeries]uint64) (absent uint8) {
 	if p.failed() {
-		return
+		return 0
 	}
-	if len(f)%8 != 0 || len(f) < HistorySeries*8 || len(f) > MaxHistorySeries*8 {
-		p.malformed(field, "%d bytes is not %d..%d packed u64 values", len(f), HistorySeries, MaxHistorySeries)
-		return
+	if len(f)%8 != 0 || len(f) < MinHistorySeries*8 || len(f) > MaxHistorySeries*8 {
+		p.malformed(field, "%d bytes is not %d..%d packed u64 values", len(f), MinHistorySeries, MaxHistorySeries)
+		return 0
 	}
-	for i := range dst {
+	n := min(len(f)/8, HistorySeries)
+	for i := range n {
 		dst[i] = binary.BigEndian.Uint64(f[i*8:])
 	}
+	return uint8(HistorySeries - n)
 }

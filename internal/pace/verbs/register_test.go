@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -137,14 +138,14 @@ func TestParseHeartbeatRefusals(t *testing.T) {
 }
 
 func TestParseHeartbeatAccepts(t *testing.T) {
-	history := list(repeat(MaxHistoryBuckets, bucket(88))...) // surplus 11th series ignored
+	history := list(repeat(MaxHistoryBuckets, bucket((HistorySeries+1)*8))...) // a surplus series ignored
 	fields := fieldsOf(wire.OpHeartbeat, validHeartbeat.Append(nil), set(2, loadAt(loadHistory, history)))()
 	got, err := ParseHeartbeat(fields)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Load.History) != MaxHistoryBuckets || got.Load.History[0].StartMs != 60000 {
-		t.Fatalf("history: %d buckets", len(got.Load.History))
+	if len(got.Load.History) != MaxHistoryBuckets || got.Load.History[0].StartMs != 60000 || got.Load.History[0].Absent != 0 {
+		t.Fatalf("history: %d buckets, first %+v", len(got.Load.History), got.Load.History[0])
 	}
 	if got.Load.CPUBusyPermille.Present || got.Load.AvailableMemory.Present {
 		t.Fatalf("unsaid load figures must be absent (unknown), got %+v", got.Load)
@@ -154,6 +155,27 @@ func TestParseHeartbeatAccepts(t *testing.T) {
 	fields = fieldsOf(wire.OpHeartbeat, validHeartbeat.Append(nil), set(2, surplus))()
 	if got, err = ParseHeartbeat(fields); err != nil || !got.Load.CPUBusyPermille.Present || got.Load.CPUBusyPermille.Value != 0 {
 		t.Fatalf("a said zero with surplus positions: %+v, %v", got.Load.CPUBusyPermille, err)
+	}
+}
+
+// TestAnOlderNodesShorterPackingIsReadWithItsMissingSeriesAbsent: a node built before the
+// CPU ticks and slot refusals packs ten series; the bucket is read, the three it left out
+// marked absent, and packing it again writes the same ten.
+func TestAnOlderNodesShorterPackingIsReadWithItsMissingSeriesAbsent(t *testing.T) {
+	packed := make([]byte, MinHistorySeries*8)
+	packed[len(packed)-1] = 7 // the tenth series, free scratch
+	old := list(rec(u64(60000), u64(61000), packed))
+	fields := fieldsOf(wire.OpHeartbeat, validHeartbeat.Append(nil), set(2, loadAt(loadHistory, old)))()
+	got, err := ParseHeartbeat(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := got.Load.History[0]
+	if b.Absent != HistorySeries-MinHistorySeries || b.Values[MinHistorySeries-1] != 7 {
+		t.Fatalf("bucket %+v: want the tenth series 7 and %d absent", b, HistorySeries-MinHistorySeries)
+	}
+	if again := appendHistory(nil, got.Load.History); !bytes.Equal(again[wire.FieldPrefixLen:], old) {
+		t.Fatalf("re-packed as %x; want the ten series it came with, %x", again, old)
 	}
 }
 
