@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +11,7 @@ import (
 // the node answers, 503 while it stops), both unauthenticated, and with --dashboard the fleet
 // dashboard behind its token (pace-node §10.3). The surface is off unless --admin-listen is
 // set, and a bare port binds loopback.
-func (n *Node) serveAdmin(ctx context.Context) {
+func (n *Node) serveAdmin() {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", n.metrics.handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -22,7 +21,7 @@ func (n *Node) serveAdmin(ctx context.Context) {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	n.mountDashboard(ctx, mux)
+	n.mountDashboard(mux)
 	n.admin = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	n.goRun(func() {
 		if err := n.admin.Serve(n.adminLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"net/http"
 	"time"
 
@@ -14,7 +13,7 @@ import (
 type dashboardSource struct{ n *Node }
 
 // mountDashboard serves /fleet* on the admin surface's mux when --dashboard is set.
-func (n *Node) mountDashboard(ctx context.Context, mux *http.ServeMux) {
+func (n *Node) mountDashboard(mux *http.ServeMux) {
 	if !n.plan.Cfg.Dashboard {
 		return
 	}

@@ -199,7 +199,7 @@ func (n *Node) serve(ctx context.Context) {
 	n.goRun(func() { n.links.transport.Maintain(ctx) })
 	n.goRun(func() { n.seekFleet(ctx) })
 	if n.adminLn != nil {
-		n.serveAdmin(ctx)
+		n.serveAdmin()
 	}
 	n.goRun(func() { every(ctx, schedulerIdle, n.sweep) })
 	n.goRun(func() { every(ctx, routeCheckEvery, n.followRoute) })
