@@ -9,6 +9,8 @@
 //	netlab rejoin --name=X HOST          heals isolate
 //	netlab block-udp --name=X HOST PORT  drops UDP datagrams arriving at PORT on HOST
 //	netlab unblock-udp --name=X HOST PORT
+//	netlab forward --name=X HOST TO      listens on 127.0.0.1 (port printed) and carries each
+//	                                     connection to TO as dialled inside HOST; runs until killed
 package main
 
 import (
@@ -23,7 +25,8 @@ import (
 )
 
 const usage = `usage: netlab up --name=X --hosts=a,b,c | down --name=X |
-       isolate|rejoin --name=X HOST | block-udp|unblock-udp --name=X HOST PORT`
+       isolate|rejoin --name=X HOST | block-udp|unblock-udp --name=X HOST PORT |
+       forward --name=X HOST TO`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -60,6 +63,8 @@ func run(verb, name, hosts string, args []string) error {
 		return l.Close()
 	case "isolate", "rejoin", "block-udp", "unblock-udp":
 		return onHost(verb, name, args)
+	case "forward":
+		return forward(name, args)
 	}
 	return fmt.Errorf("unknown verb %q\n%s", verb, usage)
 }
