@@ -68,9 +68,14 @@ func TestLongestSummaryFitsMaxDatagram(t *testing.T) {
 	}
 }
 
+func with(b []byte, at int, v byte) []byte {
+	c := bytes.Clone(b)
+	c[at] = v
+	return c
+}
+
 func TestParseRefuses(t *testing.T) {
 	x := genuineExchange(t)
-	with := func(b []byte, at int, v byte) []byte { c := bytes.Clone(b); c[at] = v; return c }
 	beaconPadAt := len(x.beacon) - BeaconPad
 	challengeClusterLenAt := HeaderLen + prefix + CookieLen
 	cases := []struct {
