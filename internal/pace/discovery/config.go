@@ -128,7 +128,7 @@ func (c *Config) withDefaults() (Config, error) {
 	out := *c
 	switch {
 	case c.Key == nil || c.Summary == nil || c.Roster == nil:
-		return out, errors.Join(errConfig, errors.New("Key, Summary and Roster are required"))
+		return out, errors.Join(errConfig, errors.New("a key, a summary and a roster are required"))
 	case c.BeaconPort < 0 || c.BeaconPort > 65535 || c.ReplyPort < 0 || c.ReplyPort > 65535:
 		return out, errors.Join(errConfig, errors.New("ports are 0 to 65535"))
 	}

@@ -21,8 +21,8 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 func TestLimiterBurstRefillAndBound(t *testing.T) {
 	l := newLimiter[string](Rate{Every: time.Second, Burst: 2}, 2)
 	now := t0
-	if !l.allow("a", now) || !l.allow("a", now) || l.allow("a", now) {
-		t.Fatal("a burst of 2 is two and no more")
+	if got := []bool{l.allow("a", now), l.allow("a", now), l.allow("a", now)}; !slices.Equal(got, []bool{true, true, false}) {
+		t.Fatalf("a burst of 2 is two and no more: %v", got)
 	}
 	if !l.allow("a", now.Add(time.Second)) || l.allow("a", now.Add(time.Second)) {
 		t.Error("one token a second")
