@@ -26,7 +26,7 @@ func (e *Engine) beaconLoop(ctx context.Context) {
 // beaconRound sends this node's beacon to every target, the interface set or the names
 // re-read each round so that an address gained or lost is followed.
 func (e *Engine) beaconRound(ctx context.Context) {
-	b := discoverywire.AppendBeacon(nil, e.cfg.Summary())
+	b := discoverywire.AppendBeacon(nil, e.refreshSelf())
 	if _, err := discoverywire.Parse(b); err != nil {
 		if e.logDue("own summary") {
 			e.cfg.Log.Warn("discovery is not beaconing: this node's summary is not one its peers would accept", "err", err)

@@ -39,8 +39,8 @@ type Config struct {
 	// Key signs this node's proofs: its identity key.
 	Key discoverywire.Signer
 	// Summary is this node's fleet summary now; its ClusterID is the cluster proofs are
-	// judged for, its NodeID is this node. It is called for every beacon sent and every
-	// datagram answered, so it must be cheap and safe for concurrent use.
+	// judged for, its NodeID is this node. It is read every beacon round and, for answering
+	// datagrams, at most about once a second; it must be safe for concurrent use.
 	Summary func() verbs.FleetSummary
 	Roster  Roster
 	// OnPeer is told of every member of this cluster that proved the key the roster holds

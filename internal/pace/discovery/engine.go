@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/counter"
 	"github.com/buildfleet/buildfleet/internal/pace/discoverywire"
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 )
 
 // Engine runs discovery on two UDP sockets: the shared beacon listener, which hears
@@ -36,8 +38,34 @@ type Engine struct {
 	sentTo   []netip.AddrPort
 	lastSkip string
 
+	selfMu sync.Mutex // guards the cached summary
+	selfS  verbs.FleetSummary
+	selfAt time.Time
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// selfFresh is how long this node's summary is reused for answering datagrams, so that a
+// flood costs the node's state no work per datagram; every beacon round reads it anew.
+const selfFresh = time.Second
+
+// self is this node's summary, read again when older than selfFresh.
+func (e *Engine) self() verbs.FleetSummary {
+	e.selfMu.Lock()
+	defer e.selfMu.Unlock()
+	if now := e.cfg.Now(); e.selfAt.IsZero() || now.Sub(e.selfAt) >= selfFresh || now.Before(e.selfAt) {
+		e.selfS, e.selfAt = e.cfg.Summary(), now
+	}
+	return e.selfS
+}
+
+// refreshSelf reads this node's summary now.
+func (e *Engine) refreshSelf() verbs.FleetSummary {
+	e.selfMu.Lock()
+	defer e.selfMu.Unlock()
+	e.selfS, e.selfAt = e.cfg.Summary(), e.cfg.Now()
+	return e.selfS
 }
 
 // Start binds both sockets and runs discovery until ctx ends or Close is called. A
@@ -86,7 +114,7 @@ func listen(ctx context.Context, which string, port int, shared bool) (*net.UDPC
 }
 
 func (e *Engine) logStart() {
-	self := e.cfg.Summary()
+	self := e.refreshSelf()
 	where := "the directed broadcast of every eligible interface"
 	if len(e.cfg.Targets) > 0 {
 		where = fmt.Sprint(e.cfg.Targets)
@@ -125,7 +153,7 @@ func (e *Engine) Targets() []netip.AddrPort {
 // Peers are the members of this node's cluster that proved the key the roster holds for
 // them and still do, the roster asked now.
 func (e *Engine) Peers() []Peer {
-	cluster := e.cfg.Summary().ClusterID
+	cluster := e.self().ClusterID
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.nodes.peers(cluster, e.cfg.Roster)

@@ -19,7 +19,7 @@ func claimOf(s verbs.FleetSummary, from netip.AddrPort, challenger string) claim
 // onBeacon records a beacon and challenges it unless this node already holds a proof of
 // exactly it from that address: a stateless cookie, padded to the beacon's length.
 func (e *Engine) onBeacon(b discoverywire.Beacon, from netip.AddrPort, size int) {
-	self := e.cfg.Summary()
+	self := e.self()
 	if b.Summary.NodeID == self.NodeID {
 		return // this node's own broadcast, heard back
 	}
@@ -80,7 +80,7 @@ func (e *Engine) onChallenge(c discoverywire.Challenge, from netip.AddrPort, siz
 		e.counters.RepliesWithheld.Add(1)
 		return
 	}
-	p := discoverywire.AppendProof(nil, discoverywire.SignProof(e.cfg.Key, c, e.cfg.Summary()))
+	p := discoverywire.AppendProof(nil, discoverywire.SignProof(e.cfg.Key, c, e.self()))
 	if len(p) > size {
 		e.counters.RepliesWithheld.Add(1) // the summary grew since the beacon was sent
 		return
@@ -94,7 +94,7 @@ func (e *Engine) onChallenge(c discoverywire.Challenge, from netip.AddrPort, siz
 // claims is believed, then judges it.
 func (e *Engine) onProof(p discoverywire.Proof, from netip.AddrPort) {
 	e.counters.ProofsReceived.Add(1)
-	self := e.cfg.Summary()
+	self := e.self()
 	now := e.cfg.Now()
 	if !e.mayCheck(p, from, self.ClusterID, now) {
 		return
