@@ -36,7 +36,7 @@ RACE_PKGS := \
   ./internal/pace/frameserver/ ./internal/pace/tier/ ./internal/pace/store/ ./internal/pace/worker/ \
   ./internal/pace/scheduler/ ./internal/pace/consensus/ ./internal/pace/kv/ ./internal/pace/kvclient/ \
   ./internal/pace/nodeproof/sealedconn/ ./internal/pace/node/ ./internal/pace/ccstats/ \
-  ./internal/pace/peerlink/peerconn/ ./internal/pace/raftnet/ \
+  ./internal/pace/peerlink/peerconn/ ./internal/pace/raftnet/ ./internal/pace/discovery/ \
   ./internal/gradient/wsconn/ ./internal/gradient/server/ ./internal/gradient/cacheserve/ \
   ./internal/gradient/narstore/ ./internal/gradient/worker/
 race:
