@@ -40,7 +40,7 @@ func forward(name string, args []string) error {
 
 func carry(c net.Conn, h *netlab.Host, to string) {
 	defer c.Close()
-	up, err := h.Dial(context.Background(), "tcp", to)
+	up, err := h.DialContext(context.Background(), "tcp", to)
 	if err != nil {
 		return
 	}

@@ -21,11 +21,15 @@ type Discovery struct {
 	ReplyPort  int
 }
 
-// addTargets reads one --discovery value: off, or a comma-separated list of host[:port]
+// addTargets reads one --discovery value: off, auto (the default), or a comma-separated list of host[:port]
 // (port 6681 when left out). The first target's port is the beacon port.
 func (d *Discovery) addTargets(v string) error {
-	if strings.TrimSpace(v) == "off" {
-		d.Off, d.Targets = true, nil
+	switch strings.TrimSpace(v) {
+	case "off":
+		d.Off, d.Targets, d.BeaconPort = true, nil, 0
+		return nil
+	case "auto": // the default: every eligible interface's directed broadcast
+		d.Off, d.Targets, d.BeaconPort = false, nil, 0
 		return nil
 	}
 	d.Off = false // the last --discovery wins over an earlier off
@@ -37,7 +41,7 @@ func (d *Discovery) addTargets(v string) error {
 		}
 		n, perr := strconv.Atoi(port)
 		if host == "" || strings.ContainsAny(host, " /") || perr != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("--discovery=%q: want off, or host[:port] send targets (a broadcast address, or peers)", v)
+			return fmt.Errorf("--discovery=%q: want off, auto, or host[:port] send targets (a broadcast address, or peers)", v)
 		}
 		if len(d.Targets) == 0 {
 			d.BeaconPort = n

@@ -32,7 +32,7 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 		c.FleetSeeds = append(c.FleetSeeds, addr)
 		return err
 	})
-	fs.Func("discovery", "where beacons are sent: `off`, or host[:port] targets, comma-separated (default: every eligible interface's broadcast, port 6681)", c.Discovery.addTargets)
+	fs.Func("discovery", "where beacons are sent: `auto` (every eligible interface's broadcast, port 6681), off, or host[:port] targets, comma-separated", c.Discovery.addTargets)
 	fs.IntVar(&c.Discovery.ReplyPort, "discovery-reply-port", 0, "UDP `port` discovery's challenges and proofs arrive on (0: chosen by the kernel at every start)")
 	fs.Func("fleet-id", "pin the one fleet this node may join, `<cluster-id>@<key>[,<key>…]`, and the keys it takes that fleet's word from", func(v string) (err error) {
 		c.FleetID, err = parseFleetPin(v)

@@ -66,10 +66,13 @@ func (n *Node) findFleet(ctx context.Context) (*bootstrap, error) {
 			continue
 		}
 		b, err := n.leaderOf(ctx, cand.leaderEndpoint)
-		if err == nil && b.ClusterID == cand.cluster && bytes.Equal(mustParseKey(b.Key), cand.leaderKey) {
+		if err == nil && (cand.cluster == "" || b.ClusterID == cand.cluster) && bytes.Equal(mustParseKey(b.Key), cand.leaderKey) {
 			return b, nil
 		}
-		errs = append(errs, fmt.Errorf("fleet %s seen on the segment: %w", cand.cluster, errors.Join(err, errors.New("its leader did not prove the key its members named"))))
+		if err == nil {
+			err = errors.New("its leader did not prove the key its members named")
+		}
+		errs = append(errs, fmt.Errorf("a fleet seen on the segment, led at %s: %w", cand.leaderEndpoint, err))
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("none seen yet")

@@ -21,6 +21,9 @@ func (n *Node) newMetrics() *metrics {
 	m.reg.Add(n.proofCounters.Metrics()...)
 	m.reg.Add(n.counters.metrics()...)
 	m.reg.Add(n.enroll.c.metrics()...)
+	if e := n.discovered.engine; e != nil {
+		m.reg.Add(e.Metrics()...)
+	}
 	m.reg.Add(n.links.counters.Metrics()...)
 	m.reg.Add(n.links.net.Metrics()...)
 	if n.work != nil {

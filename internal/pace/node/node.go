@@ -133,6 +133,7 @@ func (n *Node) Stop(ctx context.Context) (abandoned []string, err error) {
 	if n.raftLn != nil {
 		n.raftLn.Close()
 	}
+	n.discovered.close()
 	n.wg.Wait()
 	n.saveHistory()
 	n.closeComponents(sctx)

@@ -87,6 +87,9 @@ func (n *Node) open(ctx context.Context) (err error) {
 		return err
 	}
 	n.proof = &nodeproof.Server{ID: n.id.NodeID, Key: n.id.Key, Roster: liveRoster{n.cons}, Random: rand.Reader, Counters: &n.proofCounters}
+	if err = n.startDiscovery(ctx); err != nil {
+		return err
+	}
 	return n.openWorker(ctx)
 }
 
@@ -180,6 +183,7 @@ func (n *Node) abort() {
 	if n.links != nil {
 		n.links.transport.Close()
 	}
+	n.discovered.close()
 	if n.cons != nil {
 		n.cons.Stop()
 	}
