@@ -74,39 +74,36 @@ curl -fs "http://$admin/metrics" | grep -E '^pace_(dispatch_leases_(granted|rele
 echo "pace-kv counters (the shared tier behind the node):"
 curl -fs "http://$metrics/metrics" | grep -E '^pace_(kv_hits|kv_misses)_total|^pace_items ' || true
 
-say "pace across machines: three voters and a client, each machine a network namespace of this host"
+say "pace across machines: four machines on one segment, each a network namespace of this host"
 go build -o "$work/fleetbin/" ./bench/netlab 2>"$work/netlab-build.log" || { cat "$work/netlab-build.log" >&2; exit 1; }
 B=$BIN NETLAB=$work/fleetbin/netlab
 . scripts/fleetlib.sh
 export PACE_NODE_SHARED_CPU=1 # the "machines" share this host's CPU: its busy share is not theirs
+NODE_FLAGS=(--dashboard)      # each node's admin surface (loopback, in its namespace) serves /fleet
 lab_up "demo$$" v1,v2,v3,client
 start_machine v1 --slots=2
-echo "v1 founded a fleet of one at $(addr v1); v2, v3 and client start with --fleet-seed=$(addr v1):6674"
-for h in v2 v3; do start_machine "$h" --slots=2 --fleet-seed="$(addr v1):6674"; done
-start_machine client --slots=0 --fleet-seed="$(addr v1):6674"
-logged() { # logged HOST KEY: the command HOST's node logged under KEY, as an operator copies it
-  local line
-  for _ in $(seq 100); do
-    line=$(grep -m1 -o "$2=\"[^\"]*\"" "$work/$1.log" 2>/dev/null | sed "s/^$2=\"//; s/\"\$//")
-    [ -n "$line" ] && break
-    sleep 0.1
-  done
-  [ -n "$line" ] || { echo "$1 logged no $2 line" >&2; cat "$work/$1.log" >&2; exit 1; }
-  echo "$line"
-}
-run_logged() { # run_logged HOST KEY: runs it at v1
-  local line words
-  line=$(logged "$1" "$2")
-  echo "\$ $line"
-  read -r -a words <<<"$line"
-  inns v1 "$B/pace-node" "${words[@]:1}" | sed 's/^/  /'
-}
-for _ in $(seq 100); do operator v1 --enroll-list | grep -q 'client' && break; sleep 0.2; done
+sleep 1.1 # the others' clusters of one are younger: they yield to v1's
+echo "v1 founded a fleet of one at $(addr v1); v2, v3 and client start with nothing configured:"
+echo "discovery (UDP beacons on every interface's broadcast, a challenge and a signed proof) finds the fleet"
+for h in v2 v3; do start_machine "$h" --slots=2; done
+start_machine client --slots=0
+for _ in $(seq 450); do # beacons go every 15 s: a few rounds at most
+  list=$(operator v1 --enroll-list 2>/dev/null || true)
+  grep -q -- "--enroll-approve=v2@" <<<"$list" && grep -q -- "--enroll-approve=v3@" <<<"$list" &&
+    grep -q -- "--enroll-approve=client@" <<<"$list" && break
+  sleep 0.2
+done
 echo "\$ pace-node --scheduler=$(addr v1):6674 --enroll-list"
 operator v1 --enroll-list | sed 's/^/  /'
-for h in v2 v3 client; do run_logged "$h" approve_with; done
+for h in v2 v3 client; do
+  echo "\$ pace-node --scheduler=$(addr v1):6674 --enroll-approve=$h@$(key "$h")"
+  operator v1 --enroll-approve="$h@$(key "$h")" >/dev/null
+done
 echo "approved machines join as learners; voting is an operator's --cluster-admit:"
-for h in v2 v3; do run_logged "$h" voter_with; done
+for h in v2 v3; do
+  echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-admit=$h=$(addr "$h"):6680@$(key "$h")"
+  operator v1 --cluster-admit="$h=$(addr "$h"):6680@$(key "$h")" | sed 's/^/  /'
+done
 wait_voters 3 v1
 echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-status"
 operator v1 --cluster-status | sed 's/^/  /'
@@ -208,3 +205,17 @@ cat "$work/nixstore$out"
 
 say "gradient-server counters"
 curl -fs "http://$gmetrics/metrics" | grep -E '^gradient_(sessions_started|jobs_(assigned|completed|failed)|cache_(queries|uploads_committed|committed_bytes|sessions_started))_total ' || true
+
+say "pace's fleet dashboard, served by the fleet's leader"
+lead=$(leader)
+"$NETLAB" forward --name="demo$$" "$lead" 127.0.0.1:9260 >"$work/forward.txt" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do grep -q '^listen=' "$work/forward.txt" 2>/dev/null && break; sleep 0.1; done
+dash=$(sed -n 's/^listen=//p' "$work/forward.txt")
+echo "dashboard: http://$dash/fleet  (the leader $lead's --admin-listen=127.0.0.1:9260, carried out of its namespace)"
+echo "the fleet as text, http://$dash/fleet.txt:"
+curl -fsS "http://$dash/fleet.txt" | sed 's/^/  /'
+if [ -n "${KEEP:-}" ]; then
+  echo; echo "KEEP is set: serving until interrupted (Ctrl-C stops everything)"
+  while :; do sleep 3600; done
+fi

@@ -21,8 +21,9 @@ import (
 // forged proof is counted and ignored; a machine whose reply port is blocked shows the
 // documented symptom — it hears beacons and sends challenges, and no proof ever reaches it.
 func TestDiscoveryOnASegment(t *testing.T) {
-	_, hosts := netlab.ForTest(t, "v1", "fresh", "pinned", "walled", "forger")
+	_, hosts := netlab.ForTest(t, "v1", "fresh", "pinned", "walled", "forger", "fresh2")
 	v1, fresh, pinned, walled := newMachine(t, hosts[0]), newMachine(t, hosts[1]), newMachine(t, hosts[2]), newMachine(t, hosts[3])
+	fresh2 := newMachine(t, hosts[5])
 	v1.start("--slots=2", "--discovery=auto")
 	time.Sleep(1100 * time.Millisecond) // a later creation second: the others are the younger clusters
 	if err := walled.host.BlockUDPPort(7681); err != nil {
@@ -31,10 +32,12 @@ func TestDiscoveryOnASegment(t *testing.T) {
 	walled.start("--slots=0", "--discovery=auto", "--discovery-reply-port=7681")
 	pinned.start("--slots=0", "--discovery=auto", "--fleet-id=00000000000000000000000000000001@"+v1.key)
 	fresh.start("--slots=0", "--discovery=auto")
+	fresh2.start("--slots=0", "--discovery=auto") // of two clusters of one started together, one may ask the other first
 
-	eventually(t, "the fresh machine on the leader's enrollment list", time.Minute, func() (bool, string) {
+	eventually(t, "both fresh machines on the leader's enrollment list", 90*time.Second, func() (bool, string) {
 		out := v1.operator("--scheduler="+v1.addr(), "--enroll-list")
-		return strings.Contains(out, "--enroll-approve=fresh@"+fresh.key), out + fresh.logText()
+		return strings.Contains(out, "--enroll-approve=fresh@"+fresh.key) && strings.Contains(out, "--enroll-approve=fresh2@"+fresh2.key),
+			out + fresh.logText() + fresh2.logText()
 	})
 	admit(t, v1, "--enroll-approve=fresh@"+fresh.key)
 	eventually(t, "the fresh machine a learner of v1's fleet", time.Minute, func() (bool, string) {

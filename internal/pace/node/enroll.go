@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/consensus"
 	"github.com/buildfleet/buildfleet/internal/pace/enrollment"
 	"github.com/buildfleet/buildfleet/internal/pace/fleet"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
@@ -41,6 +42,11 @@ func (n *Node) withWindow(f func(w *enrollment.Window)) {
 
 // enrollment answers the enrollment family: only the leader does.
 func (n *Node) enrollment(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+	if b := n.boot.Load(); b != nil && n.cons.Status().Mode == consensus.Pending {
+		// A pending node is a pointer to the fleet it asked, not a fleet to join: whoever asks
+		// it is sent on to that fleet's leader (pace-node §9.2).
+		return frameserver.Refuse(wire.Refusal{Code: wire.CodeNotLeader, Message: b.NodeEndpoint})
+	}
 	if !n.cons.IsLeader() {
 		return n.notLeader()
 	}

@@ -140,9 +140,11 @@ func (n *Node) answerFailed(ctx context.Context, b *bootstrap, err error) {
 		case nb.ClusterID == b.ClusterID:
 			n.boot.Store(nb)
 			n.log.Info("the fleet asked has a new leader", "fleet", nb.ClusterID, "leader", nb.LeaderID, "at", nb.NodeEndpoint)
-		default: // the cluster asked joined another fleet: look again, from the start
-			n.log.Info("the cluster asked has joined another fleet; looking again", "asked", b.ClusterID, "now", nb.ClusterID)
-			n.stopAsking(ctx, b, time.Time{})
+		default: // the cluster asked is itself asking (or joined) another fleet: ask that one
+			n.log.Info("the cluster asked points at another fleet; asking that one", "asked", b.ClusterID, "now", nb.ClusterID)
+			if err := n.yieldTo(ctx, nb); err != nil {
+				n.log.Error("asking to join", "fleet", nb.ClusterID, "err", err)
+			}
 		}
 	case errors.As(err, &ref):
 		n.log.Warn("the fleet's leader refused this node's request to join", "fleet", b.ClusterID, "code", ref.Code, "why", ref.Message)
