@@ -101,8 +101,15 @@ for h in v2 v3 client; do
 done
 echo "approved machines join as learners; voting is an operator's --cluster-admit:"
 for h in v2 v3; do
+  # A learner is promoted once the leader hears it over its consensus link; until then the
+  # promotion is refused (it would count a silent voter toward the quorum), so it is retried.
   echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-admit=$h=$(addr "$h"):6680@$(key "$h")"
-  operator v1 --cluster-admit="$h=$(addr "$h"):6680@$(key "$h")" | sed 's/^/  /'
+  for i in $(seq 150); do
+    out=$(operator v1 --cluster-admit="$h=$(addr "$h"):6680@$(key "$h")" 2>&1) && break
+    [ "$i" = 150 ] && { echo "$out" >&2; exit 1; }
+    sleep 0.2
+  done
+  echo "$out" | sed 's/^/  /'
 done
 wait_voters 3 v1
 echo "\$ pace-node --scheduler=$(addr v1):6674 --cluster-status"

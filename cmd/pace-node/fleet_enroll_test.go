@@ -17,7 +17,7 @@ import (
 // becomes a learner whose builds lease the fleet's workers), rejects another (it stays a
 // cluster of one and stops asking), and an approval naming the wrong key is refused.
 func TestEnrollment(t *testing.T) {
-	_, hosts := netlab.ForTest(t, "v1", "j1", "j2")
+	_, hosts := netlab.ForTest(t, "v1", "j1", "j2", "j3")
 	v1, j1, j2 := newMachine(t, hosts[0]), newMachine(t, hosts[1]), newMachine(t, hosts[2])
 	v1.start("--slots=2")
 	seed := "--fleet-seed=" + v1.addr()
@@ -58,6 +58,23 @@ func TestEnrollment(t *testing.T) {
 	}
 	t.Run("the learner's build leases a worker on another machine", func(t *testing.T) {
 		compileLeased(t, j1, v1)
+	})
+	t.Run("an automatic window admits a machine without an operator, until it is closed", func(t *testing.T) {
+		out := v1.operator("--scheduler="+v1.addr(), "--enroll-auto-approve=2m")
+		if !strings.Contains(out, "AUTOMATIC WINDOW OPEN") {
+			t.Fatalf("opening the window:\n%s", out)
+		}
+		j3 := newMachine(t, hosts[3])
+		j3.start("--slots=0", seed)
+		eventually(t, "j3 a learner without an approval", time.Minute, func() (bool, string) {
+			return j3.metric("pace_formation_joins_total") == 1, j3.logText()
+		})
+		if n := v1.metric("pace_enrollment_approvals_auto_total"); n != 1 {
+			t.Fatalf("automatic approvals counted: %v", n)
+		}
+		if out := v1.operator("--scheduler="+v1.addr(), "--enroll-auto-approve=off"); !strings.Contains(out, "enrollment: manual") {
+			t.Fatalf("closing the window:\n%s", out)
+		}
 	})
 }
 

@@ -42,6 +42,12 @@ type Facts struct {
 	Counts        Counts
 	LeaseLifetime time.Duration
 	FleetOpen     bool
+	// Waiting are the machines asking to join that no operator decided yet; AutoApproveLeft
+	// is how long the automatic enrollment window stays open (0: closed).
+	Waiting         []string
+	AutoApproveLeft time.Duration
+	// ForeignFleets are other established fleets discovery proved on this segment lately.
+	ForeignFleets []string
 }
 
 // Member is one member record of the applied fleet state.

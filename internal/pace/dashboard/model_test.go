@@ -2,7 +2,9 @@ package dashboard
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/scheduler"
 )
@@ -90,6 +92,30 @@ func TestStanding(t *testing.T) {
 	} {
 		if got := standing(c.m, c.heard); got != c.want {
 			t.Errorf("%+v heard %v: %q, want %q", c.m, c.heard, got, c.want)
+		}
+	}
+}
+
+// TestFormationConditions: machines waiting for an operator, an open automatic window and a
+// foreign fleet each raise their condition, naming what to do; none of them is raised on a
+// quiet fleet.
+func TestFormationConditions(t *testing.T) {
+	quiet := Build(sampleFacts())
+	for _, name := range []string{"enrollment-requests-waiting", "enrollment-window-open", "foreign-fleet-visible"} {
+		if c := conditionNamed(quiet, name); c.State != "clear" {
+			t.Errorf("%s on a quiet fleet: %+v", name, c)
+		}
+	}
+	f := sampleFacts()
+	f.Waiting, f.AutoApproveLeft, f.ForeignFleets = []string{"laptop-7"}, 90*time.Second, []string{"c0ffee"}
+	m := Build(f)
+	for name, want := range map[string]string{
+		"enrollment-requests-waiting": "laptop-7",
+		"enrollment-window-open":      "1m30s more",
+		"foreign-fleet-visible":       "c0ffee",
+	} {
+		if c := conditionNamed(m, name); c.State != "raised" || !strings.Contains(c.Detail, want) {
+			t.Errorf("%s: %+v, want raised naming %q", name, c, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // RefusalRow is one cause a request was refused or a worker lost, with its counter and what to
@@ -95,6 +96,9 @@ func conditions(f Facts, machines []MachineRow) []Condition {
 		raise("unserved-toolchains", len(f.Scheduler.Unserved) > 0, "%d toolchains asked for that no worker serves", len(f.Scheduler.Unserved)),
 		raise("no-worker-registered", len(f.Scheduler.Workers) == 0, "no worker is registered: every compile runs on its client"),
 		raise("leases-released-late", f.Counts.ReleasedLate > 0, "%d releases came after their lease expired", f.Counts.ReleasedLate),
+		raise("enrollment-requests-waiting", len(f.Waiting) > 0, "machines asking to join (pace-node --enroll-list): %s", strings.Join(f.Waiting, ", ")),
+		raise("enrollment-window-open", f.AutoApproveLeft > 0, "every machine asking to join is admitted for %s more (--enroll-auto-approve=off ends it)", f.AutoApproveLeft.Round(time.Second)),
+		raise("foreign-fleet-visible", len(f.ForeignFleets) > 0, "other established fleets answer on this segment: %s", strings.Join(f.ForeignFleets, ", ")),
 	}
 }
 

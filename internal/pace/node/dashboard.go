@@ -6,6 +6,8 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/pace/dashboard"
 	"github.com/buildfleet/buildfleet/internal/pace/edkey"
+	"github.com/buildfleet/buildfleet/internal/pace/enrollment"
+	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 )
 
 // dashboardSource is the node as the fleet dashboard reads it (pace-node §10.3): who leads,
@@ -52,6 +54,16 @@ func (s *dashboardSource) Facts(now time.Time) dashboard.Facts {
 		f.Members = append(f.Members, dashboard.Member{ID: m.ID, Seat: m.Seat.String(), PromotionPending: m.PromotionPending,
 			RaftEndpoint: m.RaftEndpoint, NodeEndpoint: m.NodeEndpoint, Endpoints: m.Endpoints.String(), Key: edkey.Text(m.Key)})
 	}
+	n.withWindow(func(w *enrollment.Window) {
+		w.Expire(now)
+		for _, r := range w.Rows() {
+			if r.Decision == verbs.RowPending {
+				f.Waiting = append(f.Waiting, r.ID)
+			}
+		}
+		f.AutoApproveLeft = w.AutoLeft(now)
+	})
+	f.ForeignFleets = n.discovered.recentlyVisible(now)
 	return f
 }
 

@@ -146,6 +146,20 @@ func (d *discoveredFleets) firstSightingInAWhile(cluster string, now time.Time) 
 	return true
 }
 
+// recentlyVisible are the foreign established fleets seen within the last 15 minutes.
+func (d *discoveredFleets) recentlyVisible(now time.Time) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for cluster, at := range d.visible {
+		if now.Sub(at) < foreignStale {
+			out = append(out, cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func (d *discoveredFleets) close() {
 	if d.engine != nil {
 		d.engine.Close()
