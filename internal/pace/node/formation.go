@@ -43,6 +43,7 @@ func (n *Node) loadBootstrap() {
 	var boot bootstrap
 	if json.Unmarshal(b, &boot) == nil && boot.ClusterID != "" {
 		n.boot.Store(&boot)
+		n.asking.start(n.now()) // a restart is a fresh ten minutes to hear from the fleet asked
 	}
 }
 
