@@ -26,6 +26,9 @@ const (
 	TagManifest    = "pace-manifest-v1"
 	TagToolchain   = "pace-toolchain-v1"
 	TagCorrelation = "pace-compile-corr-v1"
+	// TagDependObject keys an object by its manifest (depend mode) rather than by preprocessed
+	// text: the two constructions never share a key.
+	TagDependObject = "pace-objkey-depend-v1"
 )
 
 // Piece kinds.

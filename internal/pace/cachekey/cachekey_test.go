@@ -18,12 +18,13 @@ func TestPieceFramingSeparatesBoundaries(t *testing.T) {
 
 func TestKindsAndTagsSeparateKeys(t *testing.T) {
 	keys := map[Digest]string{
-		New(TagObject).Field([]byte("x")).Sum():   "object field",
-		New(TagObject).Item("x").Sum():            "object item",
-		New(TagObject).Path("x").Sum():            "object path",
-		New(TagManifest).Field([]byte("x")).Sum(): "manifest field",
+		New(TagObject).Field([]byte("x")).Sum():       "object field",
+		New(TagObject).Item("x").Sum():                "object item",
+		New(TagObject).Path("x").Sum():                "object path",
+		New(TagManifest).Field([]byte("x")).Sum():     "manifest field",
+		New(TagDependObject).Field([]byte("x")).Sum(): "depend object field",
 	}
-	if len(keys) != 4 {
+	if len(keys) != 5 {
 		t.Fatalf("distinct constructions collided: %v", keys)
 	}
 }
