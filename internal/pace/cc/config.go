@@ -22,6 +22,7 @@ type Config struct {
 	Verbose         bool
 	NoStats         bool
 	NoDirect        bool
+	NoDepend        bool
 	Verify          uint64 // recompile 1 in Verify hits and compare; 0 = off
 	ConnectTimeout  time.Duration
 	Timeout         time.Duration // one whole cache exchange
@@ -56,6 +57,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) Config {
 		Verbose:         flagSet(getenv("PACE_VERBOSE")),
 		NoStats:         flagSet(getenv("PACE_NO_STATS")),
 		NoDirect:        flagSet(getenv("PACE_NO_DIRECT")),
+		NoDepend:        flagSet(getenv("PACE_NO_DEPEND")),
 		Verify:          number(getenv("PACE_VERIFY"), 0),
 		ConnectTimeout:  millis(getenv("PACE_CONNECT_TIMEOUT_MS"), 1000),
 		Timeout:         millis(getenv("PACE_TIMEOUT_MS"), 10000),

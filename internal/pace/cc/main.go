@@ -32,7 +32,8 @@ that runs the real compiler found later on PATH.
 Environment: PACE_ADDR (cache, default 127.0.0.1:6674; empty turns caching off),
 PACE_SOURCE_DIR and PACE_BINARY_DIR (optional roots: hits shared across checkouts),
 PACE_NO_DIRECT, PACE_VERBOSE, PACE_VERIFY=N, PACE_TOKEN/PACE_USER, PACE_CONNECT_TIMEOUT_MS,
-PACE_TIMEOUT_MS, PACE_MAX_STORE_BYTES, PACE_PREFETCH_GROUP, PACE_NO_STATS.
+PACE_TIMEOUT_MS, PACE_MAX_STORE_BYTES, PACE_PREFETCH_GROUP, PACE_NO_STATS,
+PACE_NO_DEPEND (key local misses by the preprocessor instead of the compile's depfile).
 `
 
 // IO is the process's surroundings, injected so tests can drive Main.

@@ -107,6 +107,9 @@ func (r *run) compile(ctx context.Context) int {
 			return status
 		}
 	}
+	if r.dependMode() {
+		return r.dependMiss(ctx)
+	}
 	return r.preprocessed(ctx)
 }
 
