@@ -91,3 +91,12 @@ func TestAWriteAfterTheFileClockIsStampedSinceIt(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigNoDepend(t *testing.T) {
+	if c := ConfigFromEnv(envOf(map[string]string{})); c.NoDepend {
+		t.Fatal("depend mode off by default")
+	}
+	if c := ConfigFromEnv(envOf(map[string]string{"PACE_NO_DEPEND": "1"})); !c.NoDepend {
+		t.Fatal("PACE_NO_DEPEND=1 ignored")
+	}
+}

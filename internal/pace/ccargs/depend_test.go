@@ -1,9 +1,11 @@
 package ccargs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 // Which commands depend mode takes (pace-wire §3.6.1), what it runs and which depfile it reads.
@@ -87,4 +89,33 @@ func TestDependFileOfAnImplicitOutput(t *testing.T) {
 	if c.DependRefusal() != "" || c.DependFile("p.d") != "a.d" {
 		t.Fatalf("refusal %q, depfile %q", c.DependRefusal(), c.DependFile("p.d"))
 	}
+}
+
+// For every cacheable line: depend mode runs the arguments as given, with exactly
+// "-MD -MF <private>" after them when the line writes no depfile of its own, and reads back the
+// private depfile exactly then; a refusal leaves the command's own depfile untouched.
+func TestPropertyDependArgs(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		compiler := rapid.SampledFrom([]string{"gcc", "g++", "clang", "clang++-18"}).Draw(t, "compiler")
+		args := genArgs().Draw(t, "args")
+		c, err := Classify(Invocation{Compiler: compiler, Args: args, Cwd: "/b"})
+		if err != nil {
+			return
+		}
+		const priv = "/tmp/p/dep.d"
+		got := c.DependArgs(priv)
+		if !slices.Equal(got[:len(args)], args) {
+			t.Fatalf("DependArgs changed the command: %q → %q", args, got)
+		}
+		extra := got[len(args):]
+		if c.PrivateDepfile() != slices.Equal(extra, []string{"-MD", "-MF", priv}) || (!c.PrivateDepfile() && len(extra) != 0) {
+			t.Fatalf("private %v, added %q", c.PrivateDepfile(), extra)
+		}
+		if (c.DependFile(priv) == priv) != c.PrivateDepfile() {
+			t.Fatalf("reads %q back, private %v", c.DependFile(priv), c.PrivateDepfile())
+		}
+		if r := c.DependRefusal(); r == NoDependRecordsCommand && !c.PrivateDepfile() {
+			t.Fatalf("refused %q though the command writes its own depfile", r)
+		}
+	})
 }
