@@ -61,41 +61,45 @@ func TestDependMissAndHitAreByteIdentical(t *testing.T) {
 	for _, debug := range [][]string{{"-O2"}, {"-O0", "-g"}} {
 		for _, d := range depOptions {
 			flags := append(append(append([]string{}, debug...), "-Wall"), d.flags...)
-			t.Run(strings.Join(flags, " "), func(t *testing.T) {
-				e, dir := newEnv(t), project(t)
-				tmp := t.TempDir()
-				e.extra = append(e.extra, "TMPDIR="+tmp)
-				os.MkdirAll(filepath.Join(dir, "deps"), 0o755)
-				out := dependOutputs{object: "hello.o", depfile: d.depfile}
-				args := append(append([]string{}, flags...), "-c", "hello.c", "-o", "hello.o")
-				want := plain(t, dir, "gcc", args...)
-				out.snapshot(t, dir, ".plain")
-				before := listTree(t, dir)
-				for i, wantOutcome := range []string{"miss", "hit-direct"} {
-					r := e.paceCC(dir, append([]string{"gcc"}, args...)...)
-					if r.status != 0 || e.lastOutcome() != wantOutcome {
-						t.Fatalf("run %d: status %d outcome %s, want %s\n%s", i, r.status, e.lastOutcome(), wantOutcome, r.stderr)
-					}
-					if rec := e.lastRecord(); i == 0 && (rec.Via != "depend" || rec.CppMS != 0) {
-						t.Fatalf("the miss was not keyed from its depfile: %+v", rec)
-					}
-					if r.stderr != want.stderr || r.stdout != want.stdout || !strings.Contains(r.stderr, "unused_variable") {
-						t.Fatalf("run %d stderr:\n%q\nwant:\n%q", i, r.stderr, want.stderr)
-					}
-					sameBytes(t, filepath.Join(dir, "hello.o"), filepath.Join(dir, "hello.o.plain"))
-					if d.depfile != "" {
-						sameBytes(t, filepath.Join(dir, d.depfile), filepath.Join(dir, d.depfile+".plain"))
-					}
-					out.remove(t, dir)
-					if after := listTree(t, dir); after != before {
-						t.Fatalf("run %d left files behind:\n%s\nwant:\n%s", i, after, before)
-					}
-				}
-				if left, _ := os.ReadDir(tmp); len(left) != 0 {
-					t.Fatalf("the private depfile's directory was left in TMPDIR: %v", left)
-				}
-			})
+			t.Run(strings.Join(flags, " "), func(t *testing.T) { checkDependCase(t, flags, d.depfile) })
 		}
+	}
+}
+
+// checkDependCase compiles hello.c with flags by gcc alone, then a miss and a hit through
+// pace-cc, comparing each with gcc's outputs and checking nothing else was left behind.
+func checkDependCase(t *testing.T, flags []string, depfile string) {
+	e, dir := newEnv(t), project(t)
+	tmp := t.TempDir()
+	e.extra = append(e.extra, "TMPDIR="+tmp)
+	os.MkdirAll(filepath.Join(dir, "deps"), 0o755)
+	out := dependOutputs{object: "hello.o", depfile: depfile}
+	args := append(append([]string{}, flags...), "-c", "hello.c", "-o", "hello.o")
+	want := plain(t, dir, "gcc", args...)
+	out.snapshot(t, dir, ".plain")
+	before := listTree(t, dir)
+	for i, wantOutcome := range []string{"miss", "hit-direct"} {
+		r := e.paceCC(dir, append([]string{"gcc"}, args...)...)
+		if r.status != 0 || e.lastOutcome() != wantOutcome {
+			t.Fatalf("run %d: status %d outcome %s, want %s\n%s", i, r.status, e.lastOutcome(), wantOutcome, r.stderr)
+		}
+		if rec := e.lastRecord(); i == 0 && (rec.Via != "depend" || rec.CppMS != 0) {
+			t.Fatalf("the miss was not keyed from its depfile: %+v", rec)
+		}
+		if r.stderr != want.stderr || r.stdout != want.stdout || !strings.Contains(r.stderr, "unused_variable") {
+			t.Fatalf("run %d stderr:\n%q\nwant:\n%q", i, r.stderr, want.stderr)
+		}
+		sameBytes(t, filepath.Join(dir, "hello.o"), filepath.Join(dir, "hello.o.plain"))
+		if depfile != "" {
+			sameBytes(t, filepath.Join(dir, depfile), filepath.Join(dir, depfile+".plain"))
+		}
+		out.remove(t, dir)
+		if after := listTree(t, dir); after != before {
+			t.Fatalf("run %d left files behind:\n%s\nwant:\n%s", i, after, before)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("the private depfile's directory was left in TMPDIR: %v", left)
 	}
 }
 
