@@ -52,6 +52,9 @@ func New(next slog.Handler, cfg Config) *Handler {
 // Suppressed is how many records the budget has dropped so far.
 func (h *Handler) Suppressed() uint64 { return h.b.suppressed.Load() }
 
+// SuppressedCounter is the counter behind Suppressed, for exporting it as a metric.
+func (h *Handler) SuppressedCounter() *atomic.Uint64 { return &h.b.suppressed }
+
 // Enabled is the next handler's answer: a record below its level costs no budget.
 func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
 
