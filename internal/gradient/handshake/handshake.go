@@ -110,10 +110,10 @@ func finish[Out, In wire.Message](ctx context.Context, c *wsconn.Conn[Out, In], 
 // MalformedCloseTimeout bounds the Error 400 and the close that answer an undecodable frame.
 const MalformedCloseTimeout = 2 * time.Second
 
-// Malformed answers a read that failed because the frame did not decode (gradient-protocol
-// §1.4): the server sends Error{400, "malformed message"} (a worker has no such message and
-// sends nothing), then the socket closes normally within MalformedCloseTimeout. It reports
-// false, doing nothing, for any other error.
+// Malformed answers a read that failed because the frame did not decode, as
+// gradient-protocol §1.4 says: the server sends Error{400, "malformed message"} (a worker has
+// no such message and sends nothing), then the socket closes normally within
+// MalformedCloseTimeout. It reports false, doing nothing, for any other error.
 func Malformed[Out, In wire.Message](c *wsconn.Conn[Out, In], err error) bool {
 	var de *wire.DecodeError
 	if !errors.As(err, &de) {
