@@ -23,6 +23,10 @@ const (
 	OpPing   byte = 9
 )
 
+// ErrDial marks a connection that could not even be opened: the client's failure, not an
+// answer of the server's.
+var ErrDial = errors.New("hostiletest: dial")
+
 // Raw is a client WebSocket written byte by byte, so that it can send what no library would:
 // a text frame first, a header declaring 2^62 bytes, a frame cut short.
 type Raw struct {
@@ -67,7 +71,7 @@ func dialFrom(ctx context.Context, addr, laddr string) (net.Conn, error) {
 	}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("hostiletest: dial %s: %w", addr, err)
+		return nil, fmt.Errorf("%w %s: %w", ErrDial, addr, err)
 	}
 	return c, nil
 }
