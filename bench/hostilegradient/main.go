@@ -62,10 +62,16 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("gradient-server on %s, %s; baseline %v, attack %v\n", srv.addr, c.serverArgs, c.baseline, c.duration)
 	before := srv.sample()
 	base := measure(ctx, srv, fix, c.baseline, nil)
+	mid := srv.sample()
 	atk := &attack{srv: srv, fix: fix, mix: c.mix}
 	under := measure(ctx, srv, fix, c.duration, atk)
+	end := srv.sample()
 	pause(ctx, 5*time.Second) // the attack's connections close; what stays is what leaked
 	after := srv.sample()
 	report(os.Stdout, base, under, atk, before, after)
+	cpu := func(a, b sample) float64 {
+		return b.metrics["process_cpu_seconds_total"] - a.metrics["process_cpu_seconds_total"]
+	}
+	fmt.Printf("server CPU: %.1f s in the %v baseline, %.1f s in the %v attack\n", cpu(before, mid), c.baseline, cpu(mid, end), c.duration)
 	return nil
 }
