@@ -83,7 +83,7 @@ func TestSlowHeadersAreCut(t *testing.T) {
 	}
 }
 
-// One address holding its cap of idle connections only evicts its own oldest; one holding
+// One address holding its cap of idle connections evicts one of its own to open another; one holding
 // its cap of busy ones is refused 503; another address is served throughout.
 func TestPerAddressCap(t *testing.T) {
 	release := make(chan struct{})
@@ -104,8 +104,15 @@ func TestPerAddressCap(t *testing.T) {
 		defer c.Close()
 		idle = append(idle, c)
 	}
-	if _, closed := hostiletest.WaitClosed(idle[0], 2*time.Second); !closed || f.Counters().Evicted.Load() != 1 {
-		t.Fatalf("the oldest idle connection was not evicted (evicted %d)", f.Counters().Evicted.Load())
+	waitFor(t, func() bool { return f.Counters().Evicted.Load() == 1 })
+	closed := 0
+	for _, c := range idle[:4] { // which one went idle first is net/http's timing
+		if _, ok := hostiletest.WaitClosed(c, 200*time.Millisecond); ok {
+			closed++
+		}
+	}
+	if _, ok := hostiletest.WaitClosed(idle[4], 200*time.Millisecond); closed != 1 || ok {
+		t.Fatalf("%d of the first four idle connections were closed (and the newest %v), want one of them", closed, ok)
 	}
 	for range 4 {
 		c := blockOn(t, addr, "127.0.0.3")
@@ -133,6 +140,7 @@ func TestTotalCapEvictsIdle(t *testing.T) {
 		}
 		defer c.Close()
 	}
+	// The last connection's turn to idle is net/http's timing; the first seven are idle.
 	if got := get(t, addr, "127.0.0.1"); got != 200 || f.Counters().Evicted.Load() != 1 {
 		t.Fatalf("a new client got %d with %d evicted; want 200 and one idle connection closed", got, f.Counters().Evicted.Load())
 	}
