@@ -11,6 +11,10 @@
 // `gradient-server admin …` runs the administration commands (bootstrap, projects, caches,
 // worker registrations, evaluations, logs); see `gradient-server admin help`.
 //
+// The --listen port caps open connections in total and per remote address, closing idle
+// keep-alives to make room first, and bounds request heads, bodies and keep-alive idleness
+// (the --max-http-* and --http-*-timeout flags; gradient-server §10.14).
+//
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main
@@ -31,6 +35,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
+	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
 )
@@ -40,13 +45,14 @@ type options struct {
 	logLevel                              string
 	heartbeat                             time.Duration
 	limits                                server.Limits
+	http                                  httpfront.Limits
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
-	o := options{limits: server.DefaultLimits}
+	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits}
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
 	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
@@ -59,6 +65,11 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
+	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
+	fs.DurationVar(&o.http.IdleTimeout, "http-idle-timeout", o.http.IdleTimeout, "close a keep-alive connection that sends no request for this long")
+	fs.DurationVar(&o.http.HeaderTimeout, "http-header-timeout", o.http.HeaderTimeout, "drop a connection whose request head takes longer than this")
+	fs.DurationVar(&o.http.BodyTimeout, "http-body-timeout", o.http.BodyTimeout, "drop a request whose body takes longer than this to arrive")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -67,6 +78,9 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	}
 	if o.heartbeat < 0 {
 		return o, errors.New("--worker-heartbeat-timeout must not be negative")
+	}
+	if o.http.MaxConns < 0 || o.http.MaxConnsPerAddr < 1 || o.http.IdleTimeout <= 0 || o.http.HeaderTimeout <= 0 || o.http.BodyTimeout <= 0 {
+		return o, errors.New("--max-http-connections must not be negative, and the per-address cap and the --http-*-timeout durations must be positive")
 	}
 	return o, nil
 }
@@ -121,25 +135,26 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	metricsAddr, err := serveMetrics(ctx, o.metrics, srv)
+	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
+	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(front.Counters().Metrics()...))
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Run(ctx)
-	go hs.Serve(ln)
-	log.Info("gradient-server ready", "listen", ln.Addr().String(), "metrics", metricsAddr, "state", stateName(o), "data_dir", o.dataDir)
+	go front.Serve()
+	log.Info("gradient-server ready", "listen", ln.Addr().String(), "metrics", metricsAddr, "state", stateName(o), "data_dir", o.dataDir,
+		"max_http_connections", front.Limits().MaxConns, "per_address", front.Limits().MaxConnsPerAddr, "http_idle_timeout", o.http.IdleTimeout)
 	<-ctx.Done()
 	log.Info("stopping: sending Draining and closing every session")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
-	return hs.Shutdown(shutdownCtx)
+	return front.Shutdown(shutdownCtx)
 }
 
 // serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"
 // without one): a listener of its own, so the public one does not expose the counters.
-func serveMetrics(ctx context.Context, addr string, srv *server.Server) (string, error) {
+func serveMetrics(ctx context.Context, addr string, metrics http.Handler) (string, error) {
 	if addr == "" {
 		return "off", nil
 	}
@@ -148,7 +163,7 @@ func serveMetrics(ctx context.Context, addr string, srv *server.Server) (string,
 		return "", fmt.Errorf("--metrics: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", srv.MetricsHandler())
+	mux.Handle("GET /metrics", metrics)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	context.AfterFunc(ctx, func() { hs.Close() })

@@ -25,6 +25,7 @@ var commands = map[string]string{
 	"cmd/gradient-server":      "gradient",
 	"cmd/gradient-worker":      "gradient",
 	"cmd/gradient-wire-schema": "gradient",
+	"bench/hostilegradient":    "gradient",
 }
 
 // Thin mains. A command under cmd/ reads its flags, builds its package's configuration and runs

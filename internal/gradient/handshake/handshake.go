@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
@@ -28,12 +29,16 @@ func (e *EndedError) Error() string {
 // Run steps role, starting from its first output, until the session runs (the reader is then
 // switched to session limits) or ends (the socket is then closed as the step asked: a Reject
 // with close 1008, or a normal close). The whole handshake is bounded by wsconn's 15 s limit.
+// Whenever it returns an error the socket is closed or closing: a frame that does not decode
+// is answered as Malformed does (errors.As finds the *wire.DecodeError), any other failure
+// drops the connection.
 func Run[S session.Role[S], Out, In wire.Message](ctx context.Context, c *wsconn.Conn[Out, In],
 	role S, out session.Output, answer Answerer) (S, session.Result, error) {
 	hctx, cancel := wsconn.HandshakeContext(ctx)
 	defer cancel()
 	for {
 		if err := send(hctx, c, out); err != nil {
+			c.Abort()
 			return role, session.Result{}, err
 		}
 		switch out.Status {
@@ -45,7 +50,9 @@ func Run[S session.Role[S], Out, In wire.Message](ctx context.Context, c *wsconn
 		}
 		ev, err := next(hctx, c, out.Need, answer)
 		if err != nil {
-			c.Abort()
+			if !Malformed(c, err) {
+				c.Abort()
+			}
 			return role, session.Result{}, err
 		}
 		role, out = role.Step(ev)
@@ -98,4 +105,26 @@ func finish[Out, In wire.Message](ctx context.Context, c *wsconn.Conn[Out, In], 
 		return errors.Join(&EndedError{End: end}, err)
 	}
 	return &EndedError{End: end}
+}
+
+// MalformedCloseTimeout bounds the Error 400 and the close that answer an undecodable frame.
+const MalformedCloseTimeout = 2 * time.Second
+
+// Malformed answers a read that failed because the frame did not decode, as
+// gradient-protocol §1.4 says: the server sends Error{400, "malformed message"} (a worker has
+// no such message and sends nothing), then the socket closes normally within
+// MalformedCloseTimeout. It reports false, doing nothing, for any other error.
+func Malformed[Out, In wire.Message](c *wsconn.Conn[Out, In], err error) bool {
+	var de *wire.DecodeError
+	if !errors.As(err, &de) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), MalformedCloseTimeout)
+	defer cancel()
+	reply := any(&wire.ServerError{Code: session.CodeUnexpected, Message: session.MessageMalformed})
+	if m, ok := reply.(Out); ok {
+		_ = c.Send(ctx, m) // a failure means the socket is gone already; Close below is then a no-op
+	}
+	_ = c.Close(ctx)
+	return true
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/peertoken"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -25,18 +26,21 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.releaseConnSlot()
-	conn, err := wsconn.AcceptWorker(w, r, wsconn.Options{Logger: s.log})
+	conn, err := wsconn.AcceptWorker(w, r, s.socketOptions(r.RemoteAddr, 0))
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	// Every way out of this session leaves the socket closed: the paths below close it
+	// gracefully where they can, and this drops whatever is left.
+	defer conn.Abort()
 	s.wg.Add(1)
 	defer s.wg.Done()
 	a := &answerer{s: s}
 	role, out := session.NewAuthority(s.authorityConfig())
 	role, res, err := handshake.Run(s.ctx, conn, role, out, a.answer)
 	if err != nil {
-		s.handshakeFailed(a, err)
+		s.handshakeFailed(a, err, r.RemoteAddr)
 		return
 	}
 	wk := newWorker(s, conn, res, a.identity, r.RemoteAddr)
@@ -48,14 +52,19 @@ func (s *Server) serveProto(w http.ResponseWriter, r *http.Request) {
 
 // handshakeFailed releases a claimed slot and keeps the offline reason the bookkeeping rules
 // allow (only for registered IDs, so unknown IDs cannot fill the worker table).
-func (s *Server) handshakeFailed(a *answerer, err error) {
+func (s *Server) handshakeFailed(a *answerer, err error, remote string) {
 	if a.claimed != "" {
 		s.sessions.release(a.claimed, nil)
 	}
 	var ended *handshake.EndedError
 	if !errors.As(err, &ended) {
 		s.counters.HandshakesFailed.Add(1)
-		s.log.Debug("handshake broke off", "err", err)
+		if errors.As(err, new(*wire.DecodeError)) {
+			s.counters.HandshakesMalformed.Add(1)
+			s.hostile.Warn("malformed handshake message: answered Error 400 and closed", "remote", remote, "err", err)
+			return
+		}
+		s.log.Debug("handshake broke off", "remote", remote, "err", err)
 		return
 	}
 	s.counters.refused(ended.End.Code)

@@ -15,6 +15,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/binarycache"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
@@ -116,14 +117,15 @@ func (s *Server) serveCacheSession(w http.ResponseWriter, r *http.Request) {
 		}
 		defer f.releaseAnonymous(ip)
 	}
-	conn, err := wsconn.AcceptWorker(w, r, wsconn.Options{Logger: s.log, SessionReadLimit: wire.SafeInflightMessageSize})
+	conn, err := wsconn.AcceptWorker(w, r, s.socketOptions(r.RemoteAddr, wire.SafeInflightMessageSize))
 	if err != nil {
 		s.log.Debug("cache session upgrade failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	defer conn.Abort() // whatever way the session ends, its socket goes with it
 	s.wg.Add(1)
 	defer s.wg.Done()
-	cs := &cacheSession{srv: s, front: f, conn: conn, acc: acc,
+	cs := &cacheSession{srv: s, front: f, conn: conn, acc: acc, remote: r.RemoteAddr,
 		log: s.log.With("cache", acc.Cache.Name, "remote", r.RemoteAddr, "anonymous", acc.Anonymous())}
 	cs.run()
 }
@@ -134,6 +136,7 @@ type cacheSession struct {
 	front    *cacheFront
 	conn     *wsconn.ServerConn
 	acc      binarycache.Access
+	remote   string
 	log      *slog.Logger
 	cache    *cacheserve.Session
 	lastSeen atomic.Int64 // unix nanoseconds of the last message or NAR transfer
@@ -168,7 +171,7 @@ func (cs *cacheSession) handshake(ctx context.Context) error {
 	defer cancel()
 	m, release, err := cs.conn.Read(hctx)
 	if err != nil {
-		cs.conn.Abort()
+		cs.malformed(err, "handshake")
 		return err
 	}
 	release()
@@ -213,16 +216,28 @@ func (cs *cacheSession) watchIdle(ctx context.Context) {
 	}
 }
 
+// malformed answers a read error: a frame that does not decode gets Error 400 and a close
+// (handshake.Malformed), any other failure drops the socket.
+func (cs *cacheSession) malformed(err error, when string) {
+	if !handshake.Malformed(cs.conn, err) {
+		cs.conn.Abort()
+		return
+	}
+	cs.srv.counters.FramesMalformed.Add(1)
+	cs.srv.hostile.Warn("undecodable frame on a cache session: answered Error 400 and closed",
+		"remote", cs.remote, "during", when, "err", err)
+}
+
+// errCacheViolation ends a cache session that sent InitConnection again; the Error 400 that
+// says so is queued, and run's close sends it.
+var errCacheViolation = errors.New("InitConnection after the handshake")
+
 // readLoop serves messages until the socket ends or a frame does not decode.
 func (cs *cacheSession) readLoop(ctx context.Context) error {
 	for {
 		m, release, err := cs.conn.Read(ctx)
-		var de *wire.DecodeError
-		if errors.As(err, &de) {
-			cs.conn.Send(ctx, &wire.ServerError{Code: session.CodeUnexpected, Message: "malformed message"})
-			return err
-		}
 		if err != nil {
+			cs.malformed(err, "session")
 			return err
 		}
 		cs.touch()
@@ -244,8 +259,11 @@ func (cs *cacheSession) route(ctx context.Context, m wire.ClientMessage) error {
 			return cs.refuse(ctx, "only Normal and Pull queries on a cache session")
 		}
 	case *wire.NarRequest, *wire.NarRequestResume:
-	case *wire.InitConnection:
-		return cs.conn.Send(ctx, &wire.ServerError{Code: session.CodeUnexpected, Message: "unexpected InitConnection"})
+	case *wire.InitConnection: // gradient-protocol §1.4: Error 400, and the session ends
+		cs.srv.counters.ProtocolViolations.Add(1)
+		cs.srv.hostile.Warn("protocol violation on a cache session: answered Error 400 and closed", "remote", cs.remote)
+		_ = cs.conn.Send(ctx, &wire.ServerError{Code: session.CodeUnexpected, Message: session.MessageUnexpectedInitConnection})
+		return errCacheViolation
 	default:
 		return cs.refuse(ctx, strings.TrimPrefix(fmt.Sprintf("%T", m), "*wire.")+" is not allowed on a cache session")
 	}

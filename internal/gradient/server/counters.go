@@ -12,6 +12,8 @@ import (
 type Counters struct {
 	SessionsStarted        atomic.Uint64
 	HandshakesFailed       atomic.Uint64 // broke off without a Reject (socket, timeout, agreement)
+	HandshakesMalformed    atomic.Uint64 // of those, a message that did not decode (answered Error 400)
+	ProtocolViolations     atomic.Uint64 // running sessions ended with Error 400 for a message they never carry
 	ConnectionsRefusedFull atomic.Uint64
 	Refused400             atomic.Uint64
 	Refused401             atomic.Uint64
@@ -61,6 +63,8 @@ func (c *Counters) Metrics() []counter.Metric {
 	return []counter.Metric{
 		{Name: "gradient_sessions_started_total", Help: "Worker sessions that completed the handshake.", Value: &c.SessionsStarted},
 		{Name: "gradient_handshakes_failed_total", Help: "Handshakes that broke off without a Reject.", Value: &c.HandshakesFailed},
+		{Name: "gradient_handshakes_malformed_total", Help: "Handshakes ended by a message that did not decode, answered Error 400 malformed message.", Value: &c.HandshakesMalformed},
+		{Name: "gradient_protocol_violations_total", Help: "Running sessions ended with Error 400 for a message a session never carries (InitConnection again, an unknown job kind).", Value: &c.ProtocolViolations},
 		{Name: "gradient_connections_refused_full_total", Help: "Connections refused with 503: proto.maxConnections reached.", Value: &c.ConnectionsRefusedFull},
 		{Name: "gradient_handshakes_rejected_400_total", Help: "Handshakes rejected 400 (unexpected message).", Value: &c.Refused400},
 		{Name: "gradient_handshakes_rejected_401_total", Help: "Handshakes rejected 401 (no valid peer tokens).", Value: &c.Refused401},

@@ -222,6 +222,7 @@ func (s *Server) dialOnce(t store.DialTarget) (dialOutcome, string) {
 	if err != nil {
 		return s.dialFailed(t.WorkerID, "dial failed: "+err.Error())
 	}
+	defer conn.Abort() // whatever way the session ends, its socket goes with it
 	s.wg.Add(1)
 	defer s.wg.Done()
 	a := &answerer{s: s}

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/promexport"
 )
 
@@ -11,11 +12,18 @@ import (
 // labelled by reason where they have one), and the Go runtime's, all through promexport.
 // Every series is present from the start, at zero. cmd/gradient-server serves it on its own
 // --metrics listener, so the public listener does not expose it.
-func (s *Server) MetricsHandler() http.Handler { return s.metricsRegistry().Handler() }
+// extra are other components' counters served beside them (the HTTP front's).
+func (s *Server) MetricsHandler(extra ...counter.Metric) http.Handler {
+	return s.metricsRegistry(extra...).Handler()
+}
 
-func (s *Server) metricsRegistry() *promexport.Registry {
+func (s *Server) metricsRegistry(extra ...counter.Metric) *promexport.Registry {
 	reg := promexport.New()
 	reg.Add(s.counters.Metrics()...)
 	reg.Add(s.cacheCounters.Metrics()...)
+	reg.Add(counter.Metric{Name: "gradient_log_lines_suppressed_total",
+		Help:  "Log lines about hostile events (malformed openings, violations, refusals) dropped by the log's rate bound.",
+		Value: s.hostileLog.SuppressedCounter()})
+	reg.Add(extra...)
 	return reg
 }

@@ -187,10 +187,16 @@ func (w *worker) endAuth(e session.End) error {
 	w.endingBecause(err)
 	ctx, cancel := context.WithTimeout(context.Background(), reauthCloseTimeout)
 	defer cancel()
-	if e.Kind == session.EndRejectSent {
+	switch e.Kind {
+	case session.EndRejectSent:
 		w.srv.counters.ReauthEnded.Add(1)
 		_ = w.conn.Reject(ctx, e.Code, e.Reason)
-	} else {
+	case session.EndViolation: // the role's Error 400 is queued: Close sends it first
+		w.srv.counters.ProtocolViolations.Add(1)
+		w.srv.hostile.Warn("protocol violation: answered Error 400 and closed the session",
+			"worker", w.id, "remote", w.remote, "reason", e.Reason)
+		_ = w.conn.Close(ctx)
+	default:
 		_ = w.conn.Close(ctx)
 	}
 	w.cancelCause(err)

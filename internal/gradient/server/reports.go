@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -236,25 +236,12 @@ func (w *worker) abortJob(ctx context.Context, job store.JobRef, reason string) 
 // since nothing in it can be trusted to name a job. Other read errors (the socket went)
 // pass through.
 func (w *worker) malformed(err error) {
-	var de *wire.DecodeError
-	if !errors.As(err, &de) {
-		return
+	if handshake.Malformed(w.conn, err) {
+		w.srv.counters.FramesMalformed.Add(1)
+		w.srv.hostile.Warn("undecodable frame: answered Error 400 and closed the session",
+			"worker", w.id, "remote", w.remote, "err", err)
 	}
-	w.srv.counters.FramesMalformed.Add(1)
-	w.log.Warn("undecodable frame: closing the session", "err", err)
-	ctx, cancel := context.WithTimeout(w.ctx, malformedCloseTimeout)
-	defer cancel()
-	if serr := w.send(ctx, &wire.ServerError{Code: codeMalformed, Message: "malformed message"}); serr != nil {
-		w.log.Debug("sending Error 400", "err", serr)
-	}
-	w.conn.Close(ctx)
 }
-
-const (
-	codeMalformed = 400
-	// malformedCloseTimeout bounds the Error 400 and the close after an undecodable frame.
-	malformedCloseTimeout = 2 * time.Second
-)
 
 // ignoreStale treats a report the store finds closed (aborted meanwhile, recovered) as
 // handled: the worker's view lagged the server's.

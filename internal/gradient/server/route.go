@@ -9,7 +9,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
-// errProtocol ends a session whose worker sent something a running session never carries.
+// errProtocol ends a session whose worker sent something a running session never carries
+// and the role does not judge (an unknown job kind): run answers it Error 400 malformed
+// message before the close.
 var errProtocol = errors.New("protocol violation")
 
 // route handles one inbound message on the read loop. Reports go to the ordered queue; cache
@@ -36,10 +38,11 @@ func (w *worker) route(m wire.ClientMessage) error {
 		w.mu.Unlock()
 		w.log.Info("worker is draining: assigning it nothing more")
 		return nil
-	case *wire.ReauthRequest, *wire.AuthResponse:
-		return w.stepAuth(session.Received{Msg: m}) // gradient-protocol §4.3, reauth.go
-	case *wire.InitConnection, *wire.ClientReject:
-		return fmt.Errorf("%w: %T after the handshake", errProtocol, m)
+	case *wire.ReauthRequest, *wire.AuthResponse, *wire.InitConnection, *wire.ClientReject:
+		// Reauth (gradient-protocol §4.3, reauth.go), and the role's end of the session: an
+		// InitConnection is answered Error 400 and closed (gradient-protocol §1.4), a Reject
+		// closed.
+		return w.stepAuth(session.Received{Msg: m})
 	}
 	handled, err := w.cache.Handle(w.ctx, m)
 	if err != nil || handled {

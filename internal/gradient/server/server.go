@@ -14,8 +14,10 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
+	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
 // Defaults of gradient-server §6 and gradient-protocol §7 the server applies.
@@ -27,6 +29,10 @@ const (
 	// maxVerifications bounds concurrent token verifications: anyone who knows a registered
 	// worker ID can make the server run argon2 (19 MiB each), so memory stays bounded.
 	maxVerifications = 4
+	// hostileLogBurst and hostileLogEvery bound the log lines of what strangers do (malformed
+	// openings, violations, refusals): 20 at once, then one a second.
+	hostileLogBurst = 20
+	hostileLogEvery = time.Second
 )
 
 // Config is a server's wiring and policy.
@@ -58,14 +64,18 @@ type Config struct {
 
 // Server is a running gradient-server's worker side.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	sessions *registry
-	conns    chan struct{} // connection slots (proto.maxConnections)
-	verifies chan struct{} // concurrent argon2 verifications (each costs ~19 MiB)
-	uploads  *cacheserve.Admission
-	counters Counters
+	cfg Config
+	log *slog.Logger
+	// hostile is the log of what strangers do, at a bounded rate (ratelog); hostileLog owns
+	// its budget and counts the lines it dropped.
+	hostile    *slog.Logger
+	hostileLog *ratelog.Handler
+	now        func() time.Time
+	sessions   *registry
+	conns      chan struct{} // connection slots (proto.maxConnections)
+	verifies   chan struct{} // concurrent argon2 verifications (each costs ~19 MiB)
+	uploads    *cacheserve.Admission
+	counters   Counters
 	// cacheCounters are shared by every session's cache traffic (cacheserve), so /metrics
 	// shows server totals.
 	cacheCounters cacheserve.Counters
@@ -94,9 +104,21 @@ func New(cfg Config) *Server {
 		cfg.MaxConnections = DefaultMaxConnections
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, sessions: newRegistry(), cacheFront: newCacheFront(cfg),
-		conns: make(chan struct{}, cfg.MaxConnections), verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
+	hostileLog := ratelog.New(cfg.Logger.Handler(), ratelog.Config{Burst: hostileLogBurst, Every: hostileLogEvery, Now: cfg.Now})
+	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
+		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
+		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
+}
+
+// HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
+// refusals through it too.
+func (s *Server) HostileLog() *slog.Logger { return s.hostile }
+
+// socketOptions are the wsconn options of an accepted connection from remote: the socket
+// layer's refusals (size, text, agreement) go to the bounded log with the address.
+func (s *Server) socketOptions(remote string, sessionLimit int) wsconn.Options {
+	return wsconn.Options{Logger: s.hostile.With("remote", remote), SessionReadLimit: sessionLimit}
 }
 
 // Recover runs recover_interrupted_work (gradient-server §6.6) in one transaction; call it

@@ -80,14 +80,36 @@ func (w *worker) run() {
 		err = w.readLoop()
 	} else {
 		w.log.Error("reading the caches this worker may use; ending the session", "err", err)
-		w.conn.Close(w.ctx)
 	}
+	w.closeSocket(err)
 	close(w.reports)
 	<-applied
 	w.cancelCause(nil)
 	w.cache.Close()
 	w.end(err)
 }
+
+// closeSocket closes the session's socket on every way out of the read loop, before its
+// goroutines are waited for, so no session outlives its socket or holds it half-closed. A
+// violation the role did not judge is answered Error 400 malformed message first; a socket
+// already closing is only waited for.
+func (w *worker) closeSocket(err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if errors.Is(err, errProtocol) {
+		w.srv.counters.ProtocolViolations.Add(1)
+		w.srv.hostile.Warn("protocol violation: answered Error 400 and closed the session",
+			"worker", w.id, "remote", w.remote, "err", err)
+		_ = w.conn.Send(ctx, &wire.ServerError{Code: session.CodeUnexpected, Message: session.MessageMalformed})
+	}
+	if err := w.conn.Close(ctx); err != nil {
+		w.conn.Abort()
+	}
+}
+
+// closeTimeout bounds the close of a session's socket (queued frames, then the close
+// handshake); past it the connection is dropped.
+const closeTimeout = 2 * time.Second
 
 // endingBecause records why the server is about to close the session. It is set before the
 // close, since whatever the read loop or the cache load sees of the close follows from it.

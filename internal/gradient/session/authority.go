@@ -46,7 +46,7 @@ const (
 // refusing with 400 for a wrong message, 403 when inbound is disabled or the ID has no active
 // identity (right after the lookup, gradient-server §10.8), 401/495 from the decision and 496
 // when the claim fails. Running, it answers ReauthRequest and ServerReauth with a challenge round
-// ending in AuthUpdate.
+// ending in AuthUpdate, and ends the session on an InitConnection (Error 400, EndViolation).
 type Authority struct {
 	cfg        AuthorityConfig
 	phase      authorityPhase
@@ -119,7 +119,9 @@ func (a Authority) receive(m wire.ClientMessage) (Authority, Output) {
 func (a Authority) receiveRunning(m wire.ClientMessage) (Authority, Output) {
 	switch m := m.(type) {
 	case *wire.InitConnection:
-		return a, Output{Send: []wire.Message{&wire.ServerError{Code: CodeUnexpected, Message: MessageUnexpectedInitConnection}}}
+		a, out := a.finish(a.endWith(EndViolation, Rejection{CodeUnexpected, MessageUnexpectedInitConnection}))
+		out.Send = []wire.Message{violationError(out.End)}
+		return a, out
 	case *wire.ReauthRequest:
 		return a.startReauth()
 	case *wire.AuthResponse:

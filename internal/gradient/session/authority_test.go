@@ -147,13 +147,14 @@ func runningAuthority(t *testing.T, f session.WorkerFacts) session.Authority {
 }
 
 func TestAuthorityRunning(t *testing.T) {
+	violated := session.End{Kind: session.EndViolation, Code: 400, Reason: "unexpected InitConnection", WorkerID: workerID, Registered: true}
 	tests := []struct {
 		name  string
 		steps []step
 	}{
-		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400 unexpected InitConnection, session continues", []step{
-			{recv(initConn(workerID)), sends(&wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
-			{recv(&wire.RequestJobList{}), pass()},
+		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400 unexpected InitConnection, and the session ends", []step{
+			{recv(initConn(workerID)), ends(violated, &wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
+			{recv(&wire.RequestJobList{}), ends(violated)},
 		}},
 		{"gradient-server §6: job-loop messages pass to the dispatcher", []step{
 			{recv(&wire.RequestJob{Kind: wire.JobKindBuild}), pass()},

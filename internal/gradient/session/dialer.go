@@ -101,7 +101,9 @@ func (d Dialer) receive(m wire.ClientMessage) (Dialer, Output) {
 func (d Dialer) receiveRunning(m wire.ClientMessage) (Dialer, Output) {
 	switch m.(type) {
 	case *wire.InitConnection:
-		return d, Output{Send: []wire.Message{&wire.ServerError{Code: CodeUnexpected, Message: MessageUnexpectedInitConnection}}}
+		d, out := d.finish(d.endWith(EndViolation, Rejection{CodeUnexpected, MessageUnexpectedInitConnection}))
+		out.Send = []wire.Message{violationError(out.End)}
+		return d, out
 	case *wire.ReauthRequest:
 		return d.startReauth()
 	case *wire.AuthResponse:

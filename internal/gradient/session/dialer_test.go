@@ -167,10 +167,13 @@ func TestDialerReauth(t *testing.T) {
 			{session.ServerReauth{}, lookup},
 			{facts(session.WorkerFacts{Registrations: []session.Registration{inactive(projA)}}), dialerReject(403, "worker is deactivated")},
 		}},
-		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400, session continues; job messages pass", []step{
-			{recv(initConn(workerID)), sends(&wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
+		{"gradient-protocol §1.4: an AuthResponse nobody asked for is dropped; job messages pass", []step{
 			{recv(&wire.AuthResponse{}), session.Output{}},
 			{recv(&wire.RequestJob{}), pass()},
+		}},
+		{"gradient-protocol §1.4: InitConnection after the handshake → Error 400, and the session ends", []step{
+			{recv(initConn(workerID)), ends(session.End{Kind: session.EndViolation, Code: 400, Reason: "unexpected InitConnection", WorkerID: workerID, Registered: true},
+				&wire.ServerError{Code: 400, Message: "unexpected InitConnection"})},
 		}},
 		{"gradient-server §10.3: a ClientReject while running ends the session", []step{
 			{recv(clientReject(400, "bye")), ends(session.End{Kind: session.EndRejectReceived, Code: 400, Reason: "bye", WorkerID: workerID, Registered: true})},

@@ -75,10 +75,14 @@ const (
 	// EndFault: the driver broke the stepping contract; Err wraps ErrOutOfTurn or
 	// ErrNotForRole.
 	EndFault
+	// EndViolation: the worker broke a running session's protocol (InitConnection after the
+	// handshake, gradient-protocol §1.4). The last message of Send is Error{Code, Reason};
+	// close normally once it is out.
+	EndViolation
 )
 
 func (k EndKind) String() string {
-	names := [...]string{"none", "RejectSent", "RejectReceived", "ProtocolError", "Drained", "Redial", "Fault"}
+	names := [...]string{"none", "RejectSent", "RejectReceived", "ProtocolError", "Drained", "Redial", "Fault", "Violation"}
 	if int(k) < len(names) {
 		return names[k]
 	}
@@ -111,6 +115,8 @@ func (e End) String() string {
 		return "rejected by peer: " + code + " " + e.Reason
 	case EndProtocolError:
 		return "protocol error: " + code + " " + e.Reason
+	case EndViolation:
+		return "protocol violation: " + code + " " + e.Reason
 	case EndDrained:
 		return "peer is draining"
 	case EndRedial:
@@ -129,3 +135,8 @@ func ended(e End, send ...wire.Message) Output {
 }
 
 func fault(err error) End { return End{Kind: EndFault, Err: err} }
+
+// violationError is the Error an EndViolation sends before the close.
+func violationError(e End) *wire.ServerError {
+	return &wire.ServerError{Code: e.Code, Message: e.Reason}
+}

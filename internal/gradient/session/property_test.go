@@ -171,6 +171,15 @@ func checkEnd[S session.Role[S]](t *rapid.T, before S, out session.Output) {
 		}
 		return
 	}
+	if e.Kind == session.EndViolation {
+		if len(out.Send) != 1 {
+			t.Fatalf("Violation sent %d messages, want the Error alone", len(out.Send))
+		}
+		if se, ok := out.Send[0].(*wire.ServerError); !ok || se.Code != 400 || se.Message != e.Reason {
+			t.Fatalf("Violation %d %q but sent %v", e.Code, e.Reason, out.Send)
+		}
+		return
+	}
 	if e.Kind != session.EndRejectSent {
 		if len(out.Send) > 0 {
 			t.Fatalf("%v end sent %d messages", e.Kind, len(out.Send))

@@ -34,11 +34,13 @@ const (
 	ReasonExpectedInitAck       = "expected InitAck"
 )
 
-// Error messages (ServerMessage::Error, gradient-protocol §1.4) the session sends without
-// ending.
+// Error messages (ServerMessage::Error, gradient-protocol §1.4), each sent with code 400 right
+// before the session closes.
 const (
-	// MessageUnexpectedInitConnection answers an InitConnection after the handshake, code 400.
+	// MessageUnexpectedInitConnection answers an InitConnection after the handshake.
 	MessageUnexpectedInitConnection = "unexpected InitConnection"
+	// MessageMalformed answers a frame that does not decode, during the handshake or after it.
+	MessageMalformed = "malformed message"
 )
 
 // failed_peers reasons (gradient-protocol §4.4 step 4 and 5).

@@ -47,7 +47,7 @@ var (
 // a registered worker ID, so unknown IDs cannot fill the map.
 func OfflineReason(e End) (workerID, reason string, keep bool) {
 	switch e.Kind {
-	case EndRejectSent, EndRejectReceived, EndProtocolError:
+	case EndRejectSent, EndRejectReceived, EndProtocolError, EndViolation:
 	default:
 		return "", "", false
 	}

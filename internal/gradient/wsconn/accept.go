@@ -68,6 +68,10 @@ func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, fmt.Errorf("flush upgrade response: %w", err)
 	}
 	h.bc = newBatchConn(c)
+	// The library reads what net/http buffered before this connection: its frame headers
+	// are scanned first.
+	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	h.bc.watchFrames(buffered)
 	brw.Writer.Reset(h.bc)
 	return h.bc, brw, nil
 }

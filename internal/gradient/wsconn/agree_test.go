@@ -124,20 +124,39 @@ func TestDialedWorkerAgreementFailureCarriesReason(t *testing.T) {
 	}
 }
 
-// Text messages are ignored, also before the version frame.
-func TestTextMessagesAreIgnored(t *testing.T) {
+// A text message before the session closes the socket with 1003 at once, even before the
+// version frame: waiting behind it would hold the connection until the handshake deadline.
+func TestTextMessageBeforeTheSessionCloses(t *testing.T) {
 	url, accepted := serveWorkers(t, Options{})
 	raw := rawDial(t, url)
-	raw.reading()
+	reads := raw.reading()
 	if err := raw.ws.Write(testCtx(t), 1 /* text */, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
+	server := acceptOne(t, accepted)
+	if _, _, err := server.Read(testCtx(t)); !errors.Is(err, ErrTextMessage) {
+		t.Fatalf("Read = %v, want ErrTextMessage", err)
+	}
+	reads.next(t) // our version frame
+	assertClosed(t, reads, CloseUnsupportedData, "text messages are not part of the protocol")
+}
+
+// Once the session runs, text messages are read, counted against the cap and dropped
+// (gradient-protocol §1.1).
+func TestTextMessagesInTheSessionAreIgnored(t *testing.T) {
+	url, accepted := serveWorkers(t, Options{})
+	raw := rawDial(t, url)
+	raw.reading()
 	raw.write(wire.VersionFrame(wire.ProtoVersions()))
+	server := acceptOne(t, accepted)
+	if _, err := server.Agree(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	server.EnterSession()
 	if err := raw.ws.Write(testCtx(t), 1, []byte(`{"json":"ignored"}`)); err != nil {
 		t.Fatal(err)
 	}
 	raw.writeMessage(&wire.RequestJob{Kind: wire.JobKindBuild})
-	server := acceptOne(t, accepted)
 	m, release, err := server.Read(testCtx(t))
 	defer release()
 	if rj, ok := m.(*wire.RequestJob); err != nil || !ok || rj.Kind != wire.JobKindBuild {

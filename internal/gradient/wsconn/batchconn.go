@@ -1,9 +1,12 @@
 package wsconn
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
 // batchPendingSize is how much a batch may hold before it is written early. Small control
@@ -27,9 +30,53 @@ type batchConn struct {
 	err     error       // sticky: after a failed write the byte stream is broken
 
 	writes atomic.Int64 // writes handed to the socket, for tests
+
+	// The read side, on accepted connections only (watchFrames): inbound frame headers are
+	// followed so that one declaring more than the cap fails the reads at once. Reads come
+	// from one goroutine at a time (the library's read lock).
+	scan    *frameScan
+	limit   atomic.Pointer[atomic.Int64] // the socket's current read cap; nil: the handshake cap
+	overCap atomic.Bool
 }
 
 func newBatchConn(c net.Conn) *batchConn { return &batchConn{Conn: c} }
+
+// errDeclaredOverCap fails every read once a frame header declared a message over the cap;
+// the socket then closes with the size code (socket.readFailure).
+var errDeclaredOverCap = errors.New("wsconn: a frame header declared a message over the read cap")
+
+// watchFrames starts following inbound frame headers. prefix is what the HTTP server had
+// buffered past the upgrade request, which the library reads before this connection.
+func (b *batchConn) watchFrames(prefix []byte) {
+	b.scan = &frameScan{}
+	if b.scan.feed(prefix, b.readCap) {
+		b.overCap.Store(true)
+	}
+}
+
+func (b *batchConn) readCap() int64 {
+	if l := b.limit.Load(); l != nil {
+		return l.Load()
+	}
+	return wire.MaxHandshakeMessageSize
+}
+
+// declaredOverCap reports whether a frame header declared a message over the cap.
+func (b *batchConn) declaredOverCap() bool { return b.overCap.Load() }
+
+func (b *batchConn) Read(p []byte) (int, error) {
+	if b.scan == nil {
+		return b.Conn.Read(p)
+	}
+	if b.overCap.Load() {
+		return 0, errDeclaredOverCap
+	}
+	n, err := b.Conn.Read(p)
+	if n > 0 && b.scan.feed(p[:n], b.readCap) {
+		b.overCap.Store(true)
+	}
+	return n, err
+}
 
 // openBatch starts holding writes.
 func (b *batchConn) openBatch() {

@@ -13,12 +13,15 @@
 // returned as a *wire.AgreementError (use errors.As) so a server that dialed a worker can keep
 // the reason as its offline reason.
 //
-// Reads (gradient-protocol §1.3): every WebSocket message is one binary frame; text messages
+// Reads (gradient-protocol §1.3): every WebSocket message is one binary frame. Until
+// EnterSession a text message closes the socket with 1003 at once; afterwards text messages
 // are read, counted against the cap and dropped. Until EnterSession every frame is capped at
 // 64 KiB and a bigger one closes the socket with 1002 before any decoding; afterwards the cap
 // is 8 MiB (or Options.SessionReadLimit: 2 MiB on cache sessions) and a bigger frame closes
 // with 1009, the code gradient-protocol §1.4 recommends. The library's own limit is disabled
-// so that these codes, not its 1009, are what the peer sees.
+// so that these codes, not its 1009, are what the peer sees. On an accepted socket the
+// inbound frame headers are followed as they arrive (framescan.go), so a header declaring
+// more than the cap closes the socket at once, not after its payload or a deadline.
 //
 // Frame ownership: []byte fields of a message returned by Read alias its frame (the codec is
 // zero-copy). Read also returns a release func: the frame stays valid until release is

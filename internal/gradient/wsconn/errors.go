@@ -32,6 +32,7 @@ const (
 const (
 	CloseNormal          = 1000
 	CloseProtocolError   = wire.CloseProtocolError // failed agreement, oversized handshake frame
+	CloseUnsupportedData = 1003                    // a text message before the session runs
 	ClosePolicyViolation = 1008                    // after a Reject (gradient-server §10.4)
 	CloseMessageTooBig   = 1009                    // a frame over the session cap
 )
@@ -44,4 +45,6 @@ var (
 	// ErrMessageTooBig: a frame was over the read cap (the socket is closed), or a message to
 	// send encodes larger than the session cap (nothing was sent).
 	ErrMessageTooBig = errors.New("wsconn: message too big")
+	// ErrTextMessage: a text message arrived before the session ran (the socket is closed).
+	ErrTextMessage = errors.New("text message before the session")
 )

@@ -25,8 +25,10 @@ type Reader[R wire.Message] struct {
 // optional (an unreleased frame is garbage collected) and must come after the last use of
 // the message. release is never nil, so `defer release()` is always safe.
 //
-// Text messages are skipped. A frame over the cap closes the socket (1002 during the
-// handshake, 1009 after EnterSession) and fails with ErrMessageTooBig without being decoded.
+// Text messages are skipped once EnterSession was called; before that one closes the socket
+// with 1003 and fails with ErrTextMessage. A frame over the cap closes the socket (1002
+// during the handshake, 1009 after EnterSession) and fails with ErrMessageTooBig without being
+// decoded; on an accepted socket that happens as soon as a frame header declares it.
 // A frame that does not decode fails with a *wire.DecodeError (errors.As); the socket stays
 // open so the caller can answer "400 malformed message" before closing.
 func (r *Reader[R]) Read(ctx context.Context) (m R, release func(), err error) {
@@ -89,22 +91,44 @@ type readCap struct {
 	session bool
 }
 
-// readFrame returns the next binary frame, skipping text messages, under the current cap.
+// readFrame returns the next binary frame under the current cap. Text messages are skipped
+// once the session runs; before that a text message closes the socket with 1003.
 func (s *socket) readFrame(ctx context.Context) ([]byte, func(), error) {
 	for {
+		rc := readCap{session: s.inSession.Load(), limit: s.readLimit.Load()}
 		typ, mr, err := s.ws.Reader(ctx)
 		if err != nil {
-			return nil, nil, s.ioFailure("read", err)
+			return nil, nil, s.readFailure(err, rc)
 		}
-		rc := readCap{session: s.inSession.Load(), limit: s.readLimit.Load()}
 		if typ == websocket.MessageBinary {
 			return s.readBinary(mr, rc)
+		}
+		if !rc.session {
+			return nil, nil, s.textRefused()
 		}
 		if err := s.skipMessage(mr, rc); err != nil {
 			return nil, nil, err
 		}
 		s.log.Debug("ignored a text message")
 	}
+}
+
+// readFailure ends the socket after a failed read: when a frame header declared a message
+// over the cap, that is the failure (1002 or 1009, at once); anything else is the socket's.
+func (s *socket) readFailure(err error, rc readCap) error {
+	if s.bc != nil && s.bc.declaredOverCap() {
+		return s.tooBig(rc)
+	}
+	return s.ioFailure("read", err)
+}
+
+// textRefused closes the socket for a text message before the session runs: no gradient
+// peer sends one, and waiting for a binary frame behind it would hold the connection until
+// the handshake deadline.
+func (s *socket) textRefused() error {
+	s.log.Warn("closing connection: text message before the session", "close_code", CloseUnsupportedData)
+	s.fail(CloseUnsupportedData, "text messages are not part of the protocol", ErrTextMessage)
+	return fmt.Errorf("wsconn: %w", ErrTextMessage)
 }
 
 // readBinary reads one message into the scratch buffer, moving to a pooled buffer when it
@@ -117,7 +141,7 @@ func (s *socket) readBinary(mr io.Reader, rc readCap) ([]byte, func(), error) {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return bytes.Clone(small[:n]), noRelease, nil
 	case err != nil:
-		return nil, nil, s.ioFailure("read", err)
+		return nil, nil, s.readFailure(err, rc)
 	case int64(n) > rc.limit:
 		return nil, nil, s.tooBig(rc)
 	}
@@ -151,7 +175,7 @@ func (s *socket) readRest(mr io.Reader, buf []byte, rc readCap) ([]byte, error) 
 		case err == io.EOF:
 			return buf, nil
 		case err != nil:
-			return nil, s.ioFailure("read", err)
+			return nil, s.readFailure(err, rc)
 		}
 	}
 }
@@ -168,7 +192,7 @@ func (s *socket) skipMessage(mr io.Reader, rc readCap) error {
 		case err == io.EOF:
 			return nil
 		case err != nil:
-			return s.ioFailure("read", err)
+			return s.readFailure(err, rc)
 		}
 	}
 }

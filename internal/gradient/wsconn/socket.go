@@ -58,6 +58,9 @@ func newSocket(ws *websocket.Conn, bc *batchConn, opts Options) *socket {
 		finished:     make(chan struct{}),
 	}
 	s.readLimit.Store(wire.MaxHandshakeMessageSize)
+	if bc != nil {
+		bc.limit.Store(&s.readLimit)
+	}
 	s.lanes = newLanes(opts.StallTimeout, s.closing, s.writeBatch)
 	return s
 }
