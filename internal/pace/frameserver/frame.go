@@ -12,7 +12,11 @@ import (
 func (c *Conn) handleFrame() closing {
 	h, err := wire.ReadRequestHeader(c.br, &c.hdr)
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
+	}
+	c.setPhase(phaseBusy)
+	if c.displaced.Load() {
+		return closing{reason: ClosedDisplaced}
 	}
 	c.startReadMAC()
 	d := wire.Decide(h, c.state())
@@ -55,6 +59,8 @@ func (c *Conn) observeRefusal(code wire.Code) {
 		kind = RefusedPayloadTooLarge
 	case wire.CodeUnauthenticated:
 		kind = RefusedUnauthenticated
+	case wire.CodeEndpointBusy:
+		kind = RefusedEndpointBusy
 	}
 	c.srv.cfg.Observer.Refused(kind)
 }
@@ -66,6 +72,7 @@ func (c *Conn) refuseAndDrain(h wire.RequestHeader, d wire.Decision) closing {
 	if c.writeRefusal(d.Refusal) != nil {
 		return closing{reason: ClosedWriteFailed}
 	}
+	c.armPayload(h.PayloadLen)
 	var err error
 	if c.readMAC != nil {
 		_, err = io.CopyN(c.readMAC, c.br, int64(h.PayloadLen))
@@ -73,17 +80,33 @@ func (c *Conn) refuseAndDrain(h wire.RequestHeader, d wire.Decision) closing {
 		err = wire.Drain(c.br, uint64(h.PayloadLen))
 	}
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	return c.checkTag()
 }
 
-// serveAdmitted reads the payload (only now, after the cap check), splits
-// it with the op's exact arity, runs the handler and writes its reply.
+// armPayload sets the whole-frame deadline of the rest of a frame whose
+// header is in: payload and tag at the floor rate plus the fixed allowance.
+func (c *Conn) armPayload(n uint32) {
+	c.startFrame(payloadAllowance(n, c.srv.cfg.FrameTimeout, c.srv.cfg.MinFrameRate))
+}
+
+// serveAdmitted charges the payload budget (a frame that does not fit is
+// refused and drained unread), reads the payload (only now, after the cap
+// check), splits it with the op's exact arity, runs the handler and writes
+// its reply. The charge is held until the reply is written.
 func (c *Conn) serveAdmitted(h wire.RequestHeader, d wire.Decision) closing {
+	if b := c.srv.budget; b != nil && h.PayloadLen > largePayload {
+		n := int64(h.PayloadLen)
+		if refusal, ok := b.admit(c.ctx, n); !ok {
+			return c.refuseAndDrain(h, wire.Decision{Refusal: refusal})
+		}
+		defer b.release(n)
+	}
+	c.armPayload(h.PayloadLen)
 	payload, pooled, err := c.readPayload(int(h.PayloadLen))
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	if end := c.checkTag(); end.reason != 0 {
 		if pooled != nil {
@@ -224,7 +247,7 @@ func (c *Conn) checkTag() closing {
 		return closing{}
 	}
 	if _, err := io.ReadFull(c.br, c.tag[:]); err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	if !hmac.Equal(c.readMAC.Sum(nil), c.tag[:]) {
 		return closing{reason: ClosedBadTag}

@@ -65,7 +65,7 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatalf("%d connections open, want 2", srv.ActiveConns())
 	}
 	obs.mu.Lock()
-	rejected, accepted := obs.rejected, obs.accepted
+	rejected, accepted := obs.rejected[RejectedAtCapacity], obs.accepted
 	obs.mu.Unlock()
 	if rejected != 1 || accepted != 2 {
 		t.Fatalf("accepted %d rejected %d, want 2 and 1", accepted, rejected)
