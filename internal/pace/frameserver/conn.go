@@ -288,9 +288,10 @@ func (c *Conn) interrupted() closing {
 	return closing{}
 }
 
-// wakeIfIdle is Shutdown's half of the handshake.
+// wakeIfIdle is Shutdown's half of the handshake: a connection waiting for a
+// request, or inside a header (no request has started), is woken to close.
 func (c *Conn) wakeIfIdle() {
-	if c.phase.Load() == phaseIdle {
+	if p := c.phase.Load(); p == phaseIdle || p == phaseHeader {
 		c.raw.SetReadDeadline(aLongTimeAgo)
 	}
 }
@@ -300,7 +301,7 @@ func (c *Conn) wakeIfIdle() {
 func (c *Conn) readFailure(err error) CloseReason {
 	var ne net.Error
 	switch {
-	case c.srv.closing() && c.ctx.Err() != nil:
+	case c.srv.closing() && (c.ctx.Err() != nil || c.phase.Load() != phaseBusy):
 		return ClosedShutdown
 	case c.displaced.Load():
 		return ClosedDisplaced

@@ -15,8 +15,8 @@ func (c *Conn) handleFrame() closing {
 		return closing{reason: c.readFailure(err)}
 	}
 	c.setPhase(phaseBusy)
-	if c.displaced.Load() {
-		return closing{reason: ClosedDisplaced}
+	if end := c.interrupted(); end.reason != 0 {
+		return end // Shutdown or a newcomer woke the header's read just as it completed
 	}
 	c.startReadMAC()
 	d := wire.Decide(h, c.state())

@@ -100,12 +100,3 @@ func (m *metrics) refused(kind string) {
 		n.Add(1)
 	}
 }
-
-// serverGauges read the frame server at scrape time.
-func serverGauges(frames *frameserver.Server, limit int64) []counter.Metric {
-	return []counter.Metric{
-		counter.GaugeFunc("pace_kv_connections_open", "Connections open now.", func() float64 { return float64(frames.ActiveConns()) }),
-		counter.GaugeFunc("pace_kv_inflight_payload_bytes", "Payload bytes of frames over 64 KiB being received or handled now, charged to the in-flight budget.", func() float64 { return float64(frames.InflightPayload()) }),
-		counter.GaugeFunc("pace_kv_inflight_payload_limit_bytes", "The in-flight payload budget (--max-inflight).", func() float64 { return float64(limit) }),
-	}
-}

@@ -114,7 +114,7 @@ func (s *Server) listen() error {
 		return fmt.Errorf("pace-kv: %w", err)
 	}
 	s.frames = frames
-	s.m.reg.Add(serverGauges(frames, orDefault(s.cfg.MaxInflight, frameserver.DefaultPayloadBudget))...)
+	s.m.reg.Add(frames.Gauges("pace_kv")...)
 	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
 		return fmt.Errorf("pace-kv: listening on %s: %w", s.cfg.Listen, err)
 	}
@@ -178,13 +178,6 @@ func (s *Server) DisablePassword() { s.pass.clear() }
 
 // PasswordRequired reports whether a password is in force.
 func (s *Server) PasswordRequired() bool { return s.pass.required() }
-
-func orDefault(v, d int64) int64 {
-	if v == 0 {
-		return d
-	}
-	return v
-}
 
 // Shutdown stops accepting, lets in-flight requests finish and reply, then closes the store so
 // nothing is left half-written.
