@@ -19,7 +19,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// These tests play the attacker of issue-style probes against the real binary: slow and idle
+// These tests play an attacker on the same network against the real binary: slow and idle
 // connections, password guessing, large concurrent STOREs. Each shows a well-behaved client is
 // still served and the attacker is cut, refused or slowed, and counted.
 
@@ -214,7 +214,7 @@ func TestGuessingIsSlowedPerAddress(t *testing.T) {
 			}
 		})
 	}
-	// The issue's probe: 20 000 wrong AUTHs then the right one, pipelined on one connection.
+	// 20 000 wrong AUTHs then the right one, pipelined on one connection.
 	var oneConn int
 	wg.Go(func() { oneConn, _, _ = guess("127.0.0.4", p.addr, 20000, start.Add(10*time.Second)) })
 	time.Sleep(200 * time.Millisecond)
