@@ -3,8 +3,10 @@ package frameserver
 import (
 	"context"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
@@ -12,7 +14,13 @@ import (
 
 // Memory return after a burst: once the budget is empty again after holding
 // at least returnAfter bytes, the heap is handed back to the OS, at most once
-// per returnEvery (a forced collection costs a few milliseconds).
+// per returnEvery (a forced collection costs a few milliseconds). And a frame
+// admitted while the process, with its buffer, would pass the runtime's memory
+// limit first has the payloads released since the last collection collected
+// and their pages returned: left to the runtime they stay resident beside the
+// new buffer (a large buffer rarely fits the holes freed ones leave), and the
+// process outgrows its budget by them. Payload buffers hold no pointers, so
+// such a cycle marks little.
 const (
 	returnAfter = 64 << 20
 	returnEvery = time.Second
@@ -25,9 +33,15 @@ const (
 // connections send them. Smaller frames read into pooled buffers bounded by
 // the connection cap and are never charged.
 type payloadBudget struct {
-	limit int64
-	wait  time.Duration
-	ret   *memoryReturner
+	limit    int64
+	wait     time.Duration
+	ret      *memoryReturner
+	collect  func()       // debug.FreeOSMemory; see makeRoom
+	resident func() int64 // memory the runtime holds from the OS now
+	memLimit func() int64 // the runtime's memory limit
+
+	churn     atomic.Int64 // bytes released since the last collection
+	collectMu sync.Mutex
 
 	mu      sync.Mutex
 	used    int64
@@ -37,7 +51,7 @@ type payloadBudget struct {
 
 func newPayloadBudget(limit int64, wait time.Duration, free func()) *payloadBudget {
 	return &payloadBudget{limit: limit, wait: wait, ret: &memoryReturner{free: free, every: returnEvery},
-		changed: make(chan struct{})}
+		collect: free, resident: goResident, memLimit: goMemLimit, changed: make(chan struct{})}
 }
 
 // admit charges n bytes, waiting up to the budget's wait for room. A frame
@@ -55,6 +69,7 @@ func (b *payloadBudget) admit(ctx context.Context, n int64) (wire.Refusal, bool)
 			b.used += n
 			b.peak = max(b.peak, b.used)
 			b.mu.Unlock()
+			b.makeRoom(n)
 			return wire.Refusal{}, true
 		}
 		changed, used := b.changed, b.used
@@ -83,9 +98,36 @@ func (b *payloadBudget) busy(n, used int64) wire.Refusal {
 		strconv.FormatInt(n, 10) + " asked; retry"}
 }
 
+// makeRoom collects, once for however many frames are admitted at once, when
+// payloads were released since the last collection and the process with n
+// more bytes would pass its memory limit.
+func (b *payloadBudget) makeRoom(n int64) {
+	if b.churn.Load() == 0 || b.resident()+n <= b.memLimit() {
+		return
+	}
+	b.collectMu.Lock()
+	defer b.collectMu.Unlock()
+	if b.churn.Load() > 0 && b.resident()+n > b.memLimit() {
+		b.churn.Store(0)
+		b.collect()
+	}
+}
+
+// goResident is the memory the Go runtime holds from the OS: everything it
+// mapped less what it has handed back.
+func goResident() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// goMemLimit is the runtime's memory limit (math.MaxInt64 when none is set).
+func goMemLimit() int64 { return debug.SetMemoryLimit(-1) }
+
 // release returns n charged bytes and wakes waiters; the budget emptying
 // after a burst hands memory back to the OS.
 func (b *payloadBudget) release(n int64) {
+	b.churn.Add(n)
 	b.mu.Lock()
 	b.used -= n
 	changed := b.changed

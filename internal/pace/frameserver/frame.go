@@ -142,6 +142,7 @@ func (c *Conn) readPayload(n int) ([]byte, *[]byte, error) {
 func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, pooled *[]byte) closing {
 	fields, err := wire.SplitFields(c.fields, payload, info.Arity)
 	if err != nil {
+		forget(fields)
 		if pooled != nil {
 			recycle(pooled)
 		}
@@ -160,6 +161,7 @@ func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, 
 	if c.req.kept {
 		c.fields = nil // the handler owns the old slice now
 	} else {
+		forget(fields)
 		c.fields = fields
 		if pooled != nil {
 			recycle(pooled)
@@ -168,6 +170,11 @@ func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, 
 	c.req = Request{}
 	return end
 }
+
+// forget drops the references a reused field slice holds into the payload just
+// served: kept there, a 200 MiB payload would stay live, uncharged, for as long
+// as its connection waits for the next request.
+func forget(fields [][]byte) { clear(fields[:cap(fields)]) }
 
 // interimStatuses marks ops whose handlers run long by design.
 var interimStatuses = wire.Statuses(wire.StatusProgress, wire.StatusPush)

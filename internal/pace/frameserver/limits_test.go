@@ -266,3 +266,27 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+func TestReleasedPayloadsAreCollectedWhenTheNextFrameWouldPassTheLimit(t *testing.T) {
+	b := newPayloadBudget(1<<30, 0, func() {})
+	var collections int
+	resident := int64(100 << 20)
+	b.collect = func() { collections++; resident = 10 << 20 }
+	b.resident = func() int64 { return resident }
+	b.memLimit = func() int64 { return 200 << 20 }
+	b.admit(context.Background(), 150<<20) // nothing released yet: nothing to collect
+	b.release(150 << 20)
+	b.admit(context.Background(), 50<<20) // fits under the limit beside what is resident
+	b.release(50 << 20)
+	if collections != 0 {
+		t.Fatalf("%d collections while everything fitted", collections)
+	}
+	b.admit(context.Background(), 150<<20) // 100 + 150 would pass 200
+	b.release(150 << 20)
+	if collections != 1 {
+		t.Fatalf("%d collections, want one before the frame that would pass the limit", collections)
+	}
+	if goMemLimit() <= 0 || goResident() <= 0 {
+		t.Fatalf("runtime figures: limit %d, resident %d", goMemLimit(), goResident())
+	}
+}
