@@ -88,7 +88,8 @@ func (s *Server) displaceFor(held int) bool {
 	return true
 }
 
-// forget removes a finished connection.
+// forget removes a finished connection from the tables; its goroutine then
+// calls wg.Done.
 func (s *Server) forget(c *Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
@@ -101,5 +102,4 @@ func (s *Server) forget(c *Conn) {
 		s.displacing--
 	}
 	s.mu.Unlock()
-	s.wg.Done()
 }

@@ -326,8 +326,9 @@ func (c *Conn) finish(end closing) {
 	c.cancel()
 	c.br.Reset(nil)
 	readers.Put(c.br)
+	c.srv.forget(c) // before the count, so whoever sees it closed finds its slot free
 	c.srv.cfg.Observer.ConnClosed(end.reason)
-	c.srv.forget(c)
+	c.srv.wg.Done()
 }
 
 // lingerClose half-closes so the reply is delivered and then discards
