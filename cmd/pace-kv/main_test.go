@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -30,41 +31,68 @@ func TestMain(m *testing.M) {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan error
+	cmd     *exec.Cmd
+	addr    string
+	metrics string // host:port of /metrics, or "off"
+	done    chan error
+
+	mu   sync.Mutex
+	logs []string // stderr lines so far
 }
 
-var readyLine = regexp.MustCompile(`pace-kv ready.* listen=(\S+)`)
+var readyLine = regexp.MustCompile(`pace-kv ready.* listen=(\S+) metrics=(\S+)`)
 
-// spawn starts pace-kv as a child process and waits for its ready line.
+// spawn starts pace-kv as a child process, metrics off, and waits for its ready line.
 func spawn(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--listen=127.0.0.1:0", "--metrics="}, args...)...)
+	return launch(t, append([]string{"--metrics="}, args...)...)
+}
+
+// launch starts pace-kv on a loopback port with args and waits for its ready line.
+func launch(t *testing.T, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--listen=127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "PACE_KV_AS_MAIN=1")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, done: make(chan error, 1)}
-	found := make(chan string, 1)
+	found := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			p.mu.Lock()
+			p.logs = append(p.logs, sc.Text())
+			p.mu.Unlock()
 			if m := readyLine.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				found <- m
 			}
 		}
 		p.done <- cmd.Wait()
 	}()
 	select {
-	case p.addr = <-found:
+	case m := <-found:
+		p.addr, p.metrics = m[1], m[2]
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("pace-kv printed no ready line")
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	return p
+}
+
+// logged counts the stderr lines so far that contain s.
+func (p *proc) logged(s string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.logs {
+		if strings.Contains(l, s) {
+			n++
+		}
+	}
+	return n
 }
 
 func valueFor(key string) []byte {
@@ -178,21 +206,5 @@ func TestFlagErrorsExitTwo(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
 			t.Errorf("%v: %v, want exit 2", args, err)
 		}
-	}
-}
-
-func TestConfigFileAndCommandLine(t *testing.T) {
-	cfg := filepath.Join(t.TempDir(), "kv.conf")
-	os.WriteFile(cfg, []byte("# comment\nmax-memory = 1GiB\nlog-level = debug\n"), 0o644)
-	o, err := load([]string{"--config=" + cfg, "--log-level=warn"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.cfg.MaxMemory != 1<<30 || o.logLevel != "warn" {
-		t.Fatalf("max-memory %d, log-level %s", o.cfg.MaxMemory, o.logLevel)
-	}
-	os.WriteFile(cfg, []byte("nonsense line\n"), 0o644)
-	if _, err := load([]string{"--config=" + cfg}); err == nil {
-		t.Fatal("malformed config accepted")
 	}
 }

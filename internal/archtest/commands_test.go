@@ -19,6 +19,7 @@ var commands = map[string]string{
 	"cmd/pacectl":              "pace",
 	"bench/dispatch":           "pace",
 	"bench/failover":           "pace",
+	"bench/hostile":            "pace",
 	"bench/kvload":             "pace",
 	"bench/leaseload":          "pace",
 	"bench/netlab":             "pace",

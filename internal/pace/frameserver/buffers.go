@@ -9,7 +9,9 @@ import (
 // pooled buffer; anything larger (a STORE value) ends in a buffer of
 // exactly its length, allocated only after the cap check admitted it and
 // grown from growStart as bytes actually arrive, so a peer that declares
-// 256 MiB and sends nothing costs growStart, not 256 MiB.
+// 256 MiB and sends nothing costs growStart, not 256 MiB. Once a sixteenth
+// has arrived the buffer jumps to its full length, so reading n bytes never
+// holds more than n + n/8 at once (doubling all the way could hold 1.5n).
 const (
 	smallPayload = 4 << 10
 	largePayload = 64 << 10
@@ -41,7 +43,7 @@ func readGrowing(r io.Reader, n int) ([]byte, error) {
 	buf := make([]byte, 0, min(n, growStart))
 	for len(buf) < n {
 		if len(buf) == cap(buf) {
-			bigger := make([]byte, len(buf), min(2*cap(buf), n))
+			bigger := make([]byte, len(buf), nextCap(cap(buf), n))
 			copy(bigger, buf)
 			buf = bigger
 		}
@@ -52,6 +54,15 @@ func readGrowing(r io.Reader, n int) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// nextCap is the capacity after c when reading n bytes: double, or all of n
+// once doubling reaches an eighth of it.
+func nextCap(c, n int) int {
+	if next := 2 * c; next < n/8 {
+		return next
+	}
+	return n
 }
 
 // recycle returns a pooled payload buffer.

@@ -2,6 +2,7 @@ package frameserver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"runtime"
 	"testing"
@@ -43,5 +44,34 @@ func TestDeclaredSizeIsNotAllocatedBeforeBytesArrive(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
 		t.Fatalf("8 stalled 256 MiB declarations allocated %d MiB", grew>>20)
+	}
+}
+
+func TestAServedPayloadIsNotRetainedByItsConnection(t *testing.T) {
+	for _, frame := range []struct {
+		name    string
+		trailer []byte // after a well-formed STORE: none, or a byte that makes it malformed
+		code    wire.Code
+	}{{"served", nil, 0}, {"malformed", []byte{0}, wire.CodeMalformedFrame}} {
+		t.Run(frame.name, func(t *testing.T) {
+			_, addr := startServer(t, Config{})
+			c := dial(t, addr)
+			payload := wire.AppendRequest(nil, wire.OpStore, []byte("k"), nil, nil, nil, make([]byte, 64<<20))
+			payload = append(payload, frame.trailer...)
+			binary.BigEndian.PutUint32(payload[3:7], uint32(len(payload)-wire.RequestHeaderLen))
+			c.send(payload)
+			payload = nil
+			if frame.code != 0 {
+				c.expectRefusal(wire.OpStore, frame.code)
+			} else {
+				c.expectOk(wire.OpStore, "")
+			}
+			var m runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > 32<<20 {
+				t.Fatalf("%d MiB of heap in use after the reply: the idle connection holds its 64 MiB payload", m.HeapInuse>>20)
+			}
+		})
 	}
 }

@@ -12,7 +12,11 @@ import (
 func (c *Conn) handleFrame() closing {
 	h, err := wire.ReadRequestHeader(c.br, &c.hdr)
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
+	}
+	c.setPhase(phaseBusy)
+	if end := c.interrupted(); end.reason != 0 {
+		return end // Shutdown or a newcomer woke the header's read just as it completed
 	}
 	c.startReadMAC()
 	d := wire.Decide(h, c.state())
@@ -55,6 +59,8 @@ func (c *Conn) observeRefusal(code wire.Code) {
 		kind = RefusedPayloadTooLarge
 	case wire.CodeUnauthenticated:
 		kind = RefusedUnauthenticated
+	case wire.CodeEndpointBusy:
+		kind = RefusedEndpointBusy
 	}
 	c.srv.cfg.Observer.Refused(kind)
 }
@@ -66,6 +72,7 @@ func (c *Conn) refuseAndDrain(h wire.RequestHeader, d wire.Decision) closing {
 	if c.writeRefusal(d.Refusal) != nil {
 		return closing{reason: ClosedWriteFailed}
 	}
+	c.armPayload(h.PayloadLen)
 	var err error
 	if c.readMAC != nil {
 		_, err = io.CopyN(c.readMAC, c.br, int64(h.PayloadLen))
@@ -73,17 +80,33 @@ func (c *Conn) refuseAndDrain(h wire.RequestHeader, d wire.Decision) closing {
 		err = wire.Drain(c.br, uint64(h.PayloadLen))
 	}
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	return c.checkTag()
 }
 
-// serveAdmitted reads the payload (only now, after the cap check), splits
-// it with the op's exact arity, runs the handler and writes its reply.
+// armPayload sets the whole-frame deadline of the rest of a frame whose
+// header is in: payload and tag at the floor rate plus the fixed allowance.
+func (c *Conn) armPayload(n uint32) {
+	c.startFrame(payloadAllowance(n, c.srv.cfg.FrameTimeout, c.srv.cfg.MinFrameRate))
+}
+
+// serveAdmitted charges the payload budget (a frame that does not fit is
+// refused and drained unread), reads the payload (only now, after the cap
+// check), splits it with the op's exact arity, runs the handler and writes
+// its reply. The charge is held until the reply is written.
 func (c *Conn) serveAdmitted(h wire.RequestHeader, d wire.Decision) closing {
+	if b := c.srv.budget; b != nil && h.PayloadLen > largePayload {
+		n := int64(h.PayloadLen)
+		if refusal, ok := b.admit(c.ctx, n); !ok {
+			return c.refuseAndDrain(h, wire.Decision{Refusal: refusal})
+		}
+		defer b.release(n)
+	}
+	c.armPayload(h.PayloadLen)
 	payload, pooled, err := c.readPayload(int(h.PayloadLen))
 	if err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	if end := c.checkTag(); end.reason != 0 {
 		if pooled != nil {
@@ -119,6 +142,7 @@ func (c *Conn) readPayload(n int) ([]byte, *[]byte, error) {
 func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, pooled *[]byte) closing {
 	fields, err := wire.SplitFields(c.fields, payload, info.Arity)
 	if err != nil {
+		forget(fields)
 		if pooled != nil {
 			recycle(pooled)
 		}
@@ -137,6 +161,7 @@ func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, 
 	if c.req.kept {
 		c.fields = nil // the handler owns the old slice now
 	} else {
+		forget(fields)
 		c.fields = fields
 		if pooled != nil {
 			recycle(pooled)
@@ -145,6 +170,11 @@ func (c *Conn) dispatch(h wire.RequestHeader, info wire.OpInfo, payload []byte, 
 	c.req = Request{}
 	return end
 }
+
+// forget drops the references a reused field slice holds into the payload just
+// served: kept there, a 200 MiB payload would stay live, uncharged, for as long
+// as its connection waits for the next request.
+func forget(fields [][]byte) { clear(fields[:cap(fields)]) }
 
 // interimStatuses marks ops whose handlers run long by design.
 var interimStatuses = wire.Statuses(wire.StatusProgress, wire.StatusPush)
@@ -224,7 +254,7 @@ func (c *Conn) checkTag() closing {
 		return closing{}
 	}
 	if _, err := io.ReadFull(c.br, c.tag[:]); err != nil {
-		return closing{reason: c.readFailure(err, ClosedStalled)}
+		return closing{reason: c.readFailure(err)}
 	}
 	if !hmac.Equal(c.readMAC.Sum(nil), c.tag[:]) {
 		return closing{reason: ClosedBadTag}

@@ -24,18 +24,23 @@ const clientTimeout = 10 * time.Second
 type countingObserver struct {
 	mu       sync.Mutex
 	accepted int
-	rejected int
+	rejected map[RejectReason]int
 	refused  map[RefusalKind]int
 	closed   map[CloseReason]int
 	closedCh chan CloseReason
 }
 
 func newCountingObserver() *countingObserver {
-	return &countingObserver{refused: map[RefusalKind]int{}, closed: map[CloseReason]int{}, closedCh: make(chan CloseReason, 1024)}
+	return &countingObserver{refused: map[RefusalKind]int{}, closed: map[CloseReason]int{},
+		rejected: map[RejectReason]int{}, closedCh: make(chan CloseReason, 4096)}
 }
 
 func (o *countingObserver) ConnAccepted() { o.mu.Lock(); o.accepted++; o.mu.Unlock() }
-func (o *countingObserver) ConnRejected() { o.mu.Lock(); o.rejected++; o.mu.Unlock() }
+func (o *countingObserver) ConnRejected(r RejectReason) {
+	o.mu.Lock()
+	o.rejected[r]++
+	o.mu.Unlock()
+}
 func (o *countingObserver) Refused(k RefusalKind) {
 	o.mu.Lock()
 	o.refused[k]++
@@ -164,8 +169,10 @@ func dial(t testing.TB, addr string) *client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &client{t: t, conn: conn, br: bufio.NewReaderSize(conn, 64<<10)}
+	return &client{t: t, conn: conn, br: bufioReader(conn)}
 }
+
+func bufioReader(conn net.Conn) *bufio.Reader { return bufio.NewReaderSize(conn, 64<<10) }
 
 func (c *client) send(frames ...[]byte) {
 	c.t.Helper()

@@ -65,7 +65,7 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatalf("%d connections open, want 2", srv.ActiveConns())
 	}
 	obs.mu.Lock()
-	rejected, accepted := obs.rejected, obs.accepted
+	rejected, accepted := obs.rejected[RejectedAtCapacity], obs.accepted
 	obs.mu.Unlock()
 	if rejected != 1 || accepted != 2 {
 		t.Fatalf("accepted %d rejected %d, want 2 and 1", accepted, rejected)
@@ -171,4 +171,21 @@ func runClient(addr string, id, n int) error {
 		}
 	}
 	return nil
+}
+
+func TestShutdownDoesNotWaitForAnUnfinishedHeader(t *testing.T) {
+	obs := newCountingObserver()
+	srv, addr := startServer(t, Config{Observer: obs, FrameTimeout: time.Hour})
+	c := dial(t, addr)
+	c.send([]byte{wire.Magic, 1, byte(wire.OpFetch)})
+	waitFor(t, func() bool { return srv.ActiveConns() == 1 })
+	time.Sleep(20 * time.Millisecond) // the server is inside the header
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown waited for a header that never came: %v", err)
+	}
+	if r := obs.waitClosed(t); r != ClosedShutdown {
+		t.Fatalf("closed for %s, want shutdown", r)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,10 +16,14 @@ import (
 
 // Defaults for zero Config fields.
 const (
-	DefaultMaxConns     = 1024
-	DefaultIdleTimeout  = 30 * time.Second
-	DefaultFrameTimeout = 10 * time.Second
-	DefaultWriteTimeout = 30 * time.Second
+	DefaultMaxConns        = 1024
+	DefaultMaxConnsPerAddr = 128
+	DefaultIdleTimeout     = 30 * time.Second
+	DefaultFrameTimeout    = 10 * time.Second
+	DefaultAuthTimeout     = 10 * time.Second
+	DefaultWriteTimeout    = 30 * time.Second
+	DefaultPayloadBudget   = 512 << 20
+	DefaultBudgetWait      = 2 * time.Second
 )
 
 // ErrServerClosed is returned by Serve after Shutdown or Close.
@@ -35,14 +40,38 @@ type Config struct {
 	// the connection. It is asked on every request, so a reload can flip
 	// it (gating open connections too). Nil means never.
 	CredentialRequired func() bool
-	// MaxConns caps open connections; beyond it a new one is closed at
-	// once. 0 means DefaultMaxConns; negative means no cap.
+	// MaxConns caps open connections. At the cap a newcomer takes the slot
+	// of a connection idle (or stuck in a header) for a second or more from
+	// the address holding the most, when that address holds more than the
+	// newcomer's; otherwise it is closed at once. 0 means DefaultMaxConns;
+	// negative means no cap.
 	MaxConns int
+	// MaxConnsPerAddr caps the connections of one source address (an IPv4
+	// address or an IPv6 /64; loopback counts like any other). 0 means
+	// DefaultMaxConnsPerAddr; negative means no cap.
+	MaxConnsPerAddr int
 	// IdleTimeout closes a connection with no request for this long.
 	IdleTimeout time.Duration
-	// FrameTimeout closes a connection whose frame (header, payload or
-	// tag) makes no progress for this long.
+	// FrameTimeout is how long a header may take from its first byte, and
+	// the fixed allowance of a payload, which must also arrive at
+	// MinFrameRate: a frame of n bytes has FrameTimeout + n/MinFrameRate
+	// after its header.
 	FrameTimeout time.Duration
+	// MinFrameRate is the payload floor rate in bytes a second; 0 means
+	// DefaultMinFrameRate.
+	MinFrameRate int
+	// AuthTimeout closes a connection that has no accepted AUTH this long
+	// after it was accepted, while CredentialRequired. 0 means
+	// DefaultAuthTimeout; negative means none.
+	AuthTimeout time.Duration
+	// PayloadBudget bounds the payload bytes of frames above 64 KiB held
+	// at once, from header to written reply; a frame that finds no room
+	// within BudgetWait is refused endpoint-busy before its payload is
+	// read. 0 means DefaultPayloadBudget; negative means none.
+	PayloadBudget int64
+	// BudgetWait is how long a frame waits for room in the budget; 0
+	// means DefaultBudgetWait; negative means no wait.
+	BudgetWait time.Duration
 	// WriteTimeout bounds each reply write to a peer that stopped reading.
 	WriteTimeout time.Duration
 	// Observer receives accept, close and refusal events; nil ignores them.
@@ -61,10 +90,15 @@ type Server struct {
 	// request without taking mu (see Conn.enterIdle for the handshake).
 	shuttingDown atomic.Bool
 
-	mu        sync.Mutex
-	listeners map[net.Listener]struct{}
-	conns     map[*Conn]struct{}
-	wg        sync.WaitGroup // connection goroutines
+	budget        *payloadBudget // nil: no budget
+	displaceAfter time.Duration  // see defaultDisplaceAfter; tests shorten it
+
+	mu         sync.Mutex
+	listeners  map[net.Listener]struct{}
+	conns      map[*Conn]struct{}
+	perAddr    map[netip.Addr]int // open connections by sourceKey
+	displacing int                // displaced connections not yet gone
+	wg         sync.WaitGroup     // connection goroutines
 }
 
 // New validates cfg, fills defaults, and returns a Server.
@@ -74,11 +108,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg = withDefaults(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		cfg: cfg, ctx: ctx, cancel: cancel,
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*Conn]struct{}{},
-	}, nil
+		perAddr:   map[netip.Addr]int{},
+
+		displaceAfter: defaultDisplaceAfter,
+	}
+	if cfg.PayloadBudget > 0 {
+		s.budget = newPayloadBudget(cfg.PayloadBudget, cfg.BudgetWait, freeOSMemory)
+	}
+	return s, nil
 }
 
 func withDefaults(cfg Config) Config {
@@ -88,8 +129,13 @@ func withDefaults(cfg Config) Config {
 	if cfg.CredentialRequired == nil {
 		cfg.CredentialRequired = func() bool { return false }
 	}
-	if cfg.MaxConns == 0 {
-		cfg.MaxConns = DefaultMaxConns
+	cfg.MaxConns = orDefault(cfg.MaxConns, DefaultMaxConns)
+	cfg.MaxConnsPerAddr = orDefault(cfg.MaxConnsPerAddr, DefaultMaxConnsPerAddr)
+	cfg.AuthTimeout = orDefault(cfg.AuthTimeout, DefaultAuthTimeout)
+	cfg.PayloadBudget = orDefault(cfg.PayloadBudget, DefaultPayloadBudget)
+	cfg.BudgetWait = orDefault(cfg.BudgetWait, DefaultBudgetWait)
+	if cfg.MinFrameRate <= 0 {
+		cfg.MinFrameRate = DefaultMinFrameRate
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
@@ -144,36 +190,6 @@ func (s *Server) sleepBackoff(backoff time.Duration, err error) time.Duration {
 	return backoff
 }
 
-// admit starts serving raw, or closes it when the server is at its cap or
-// shutting down.
-func (s *Server) admit(raw net.Conn) {
-	s.mu.Lock()
-	full := s.cfg.MaxConns > 0 && len(s.conns) >= s.cfg.MaxConns
-	if full || s.shuttingDown.Load() {
-		s.mu.Unlock()
-		if full {
-			// Counted before the close, so a client that sees the close also sees the count.
-			s.cfg.Observer.ConnRejected()
-		}
-		raw.Close()
-		return
-	}
-	c := newConn(s, raw)
-	s.conns[c] = struct{}{}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	s.cfg.Observer.ConnAccepted()
-	go c.serve()
-}
-
-// forget removes a finished connection.
-func (s *Server) forget(c *Conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-	s.wg.Done()
-}
-
 func (s *Server) track(l net.Listener) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -191,6 +207,14 @@ func (s *Server) untrack(l net.Listener) {
 }
 
 func (s *Server) closing() bool { return s.shuttingDown.Load() }
+
+// InflightPayload is the payload bytes charged to the budget now (0 without one).
+func (s *Server) InflightPayload() int64 {
+	if s.budget == nil {
+		return 0
+	}
+	return s.budget.inUse()
+}
 
 // ActiveConns is the number of open connections.
 func (s *Server) ActiveConns() int {

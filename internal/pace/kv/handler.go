@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/cacheverbs"
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
@@ -20,13 +21,15 @@ const (
 
 // handler answers pace-kv's verbs.
 type handler struct {
-	st   *store.Store
-	pass *password
-	m    *metrics
-	log  *slog.Logger
+	st    *store.Store
+	pass  *password
+	guard *authGuard
+	logs  *logLimiter
+	m     *metrics
+	log   *slog.Logger
 }
 
-func (h *handler) Serve(_ context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
+func (h *handler) Serve(ctx context.Context, c *frameserver.Conn, req *frameserver.Request) frameserver.Reply {
 	switch req.Op() {
 	case wire.OpFetch:
 		return h.fetch(req.Fields[0])
@@ -35,7 +38,7 @@ func (h *handler) Serve(_ context.Context, c *frameserver.Conn, req *frameserver
 	case wire.OpCacheDrop:
 		return h.drop(req.Fields[0])
 	case wire.OpAuth:
-		return h.auth(c, req.Fields)
+		return h.auth(ctx, c, req.Fields)
 	}
 	switch req.Info.Family {
 	case wire.FamilyScheduler:
@@ -101,8 +104,11 @@ func (h *handler) drop(key []byte) frameserver.Reply {
 	return frameserver.Ok(nil)
 }
 
-// auth checks a password AUTH. A failure is answered and the connection kept (pace-node §11).
-func (h *handler) auth(c *frameserver.Conn, f [][]byte) frameserver.Reply {
+// auth checks a password AUTH. A failure is answered and, until the connection's
+// authConnMax-th, the connection kept; every check from a source with failures on record waits
+// for its slot (guard.go), so guessing is slow however it is spread over connections
+// (pace-node §11).
+func (h *handler) auth(ctx context.Context, c *frameserver.Conn, f [][]byte) frameserver.Reply {
 	kind, err := wire.U8(f[0])
 	if err != nil || (kind != authKindPass && kind != authKindTicket) || (kind == authKindTicket && len(f[1]) != 0) {
 		h.m.refused("malformed_credential")
@@ -111,14 +117,84 @@ func (h *handler) auth(c *frameserver.Conn, f [][]byte) frameserver.Reply {
 	if !h.pass.required() && kind == authKindPass {
 		return frameserver.Ok(nil) // nothing to check; the connection is not marked verified
 	}
-	if kind == authKindPass && h.pass.accepts(f[1], f[2]) {
+	st := connAuth(c)
+	match, checked := h.checkAuth(ctx, c, st.failures, func() bool {
+		return kind == authKindPass && h.pass.accepts(f[1], f[2])
+	})
+	switch {
+	case !checked:
+		h.m.authThrottled.Add(1)
+		h.logAuth("AUTH refused unchecked: too many failures from this address", c, st.failures)
+		r := frameserver.Refuse(wire.Refusal{Code: wire.CodeUnauthenticated, Message: "authentication refused: too many failed attempts from this address; try again later"})
+		r.Close = true
+		return r
+	case match:
 		c.SetAuthenticated(true)
 		return frameserver.Ok(nil)
 	}
+	st.failures++
 	h.m.credentialsRejected.Add(1)
+	h.logAuth("AUTH failed", c, st.failures)
 	msg := "authentication failed"
 	if kind == authKindTicket {
 		msg = "authentication failed: pace-kv accepts a password (--requirepass), not machine tickets"
 	}
-	return frameserver.Refuse(wire.Refusal{Code: wire.CodeUnauthenticated, Message: msg})
+	r := frameserver.Refuse(wire.Refusal{Code: wire.CodeUnauthenticated, Message: msg})
+	if st.failures >= authConnMax {
+		h.m.authConnsClosed.Add(1)
+		r.Close = true
+	}
+	return r
+}
+
+// checkAuth waits for the check's slot and runs compare; false when the source's queue is
+// too long or the server is stopping.
+func (h *handler) checkAuth(ctx context.Context, c *frameserver.Conn, connFailures int, compare func() bool) (match, checked bool) {
+	for {
+		t, ok := h.guard.reserve(c.Source(), connFailures)
+		if !ok || !sleep(ctx, t.wait) {
+			return false, false
+		}
+		if match, run := h.guard.check(t, compare); run {
+			return match, true
+		}
+	}
+}
+
+// logAuth logs a failed or refused AUTH with its source, at most logBurst lines a minute; it
+// never logs the username or secret.
+func (h *handler) logAuth(msg string, c *frameserver.Conn, connFailures int) {
+	ok, suppressed := h.logs.allow(h.guard.now())
+	if !ok {
+		return
+	}
+	h.log.Warn(msg, "remote", c.RemoteAddr().String(), "address_failures", h.guard.failures(c.Source()),
+		"connection_failures", connFailures, "lines_suppressed", suppressed)
+}
+
+// authState is a connection's own AUTH record.
+type authState struct{ failures int }
+
+func connAuth(c *frameserver.Conn) *authState {
+	if st, ok := c.Data().(*authState); ok {
+		return st
+	}
+	st := &authState{}
+	c.SetData(st)
+	return st
+}
+
+// sleep waits d, or until ctx ends (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

@@ -22,13 +22,39 @@ type Config struct {
 	MaxDisk       int64  // 0 = unbounded
 	MaxMemory     int64  // memory tier budget; 0 = none (then Storage is required)
 	MaxValue      uint32 // session cap: the largest STORE/FETCH payload; 0 = wire default
-	Password      string // --requirepass; "" = none
-	Sync          store.SyncPolicy
-	MaxConns      int
-	IdleTimeout   time.Duration
-	FrameTimeout  time.Duration
-	Version       string
-	Logger        *slog.Logger
+	// Password is --requirepass: "" runs without one; one that is only whitespace is refused.
+	Password string
+	Sync     store.SyncPolicy
+	// Connection limits and deadlines (pace-wire §1.8); zero takes frameserver's default.
+	MaxConns        int
+	MaxConnsPerAddr int
+	IdleTimeout     time.Duration
+	FrameTimeout    time.Duration
+	AuthTimeout     time.Duration
+	// MaxInflight is the in-flight payload budget: bytes of frames over 64 KiB being received
+	// or handled at once (0 = frameserver.DefaultPayloadBudget).
+	MaxInflight int64
+	Version     string
+	Logger      *slog.Logger
+	// Now is the clock of the AUTH guard; nil uses time.Now.
+	Now func() time.Time
+}
+
+// MemoryOverhead is what pace-kv holds beyond its memory tier and its in-flight payload budget:
+// the runtime, a full connection table's buffers and goroutines, and the store's index
+// (measured in cmd/pace-kv's tests).
+const MemoryOverhead = 128 << 20
+
+// MemoryCeiling is the most memory the configuration lets pace-kv hold: the memory tier, the
+// in-flight payload budget (plus the eighth a large read may briefly hold on top, see
+// frameserver's buffers) and MemoryOverhead. pace-kv sets it as the Go runtime's memory limit,
+// so garbage is collected before the process grows past it.
+func (c Config) MemoryCeiling() int64 {
+	inflight := c.MaxInflight
+	if inflight == 0 {
+		inflight = frameserver.DefaultPayloadBudget
+	}
+	return c.MaxMemory + inflight + inflight/8 + MemoryOverhead
 }
 
 // Server is a running pace-kv: its store, its 0xFC listener and its metrics endpoint.
@@ -57,7 +83,12 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("pace-kv: opening storage: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, st: st, pass: &password{}}
-	s.pass.set(cfg.Password)
+	if cfg.Password != "" {
+		if err := s.pass.set(cfg.Password); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("pace-kv: --requirepass: %w", err)
+		}
+	}
 	s.m = newMetrics(cfg.Version, st)
 	if err := s.listen(); err != nil {
 		st.Close()
@@ -67,16 +98,23 @@ func New(cfg Config) (*Server, error) {
 }
 
 func (s *Server) listen() error {
-	h := &handler{st: s.st, pass: s.pass, m: s.m, log: s.log}
+	now := s.cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	h := &handler{st: s.st, pass: s.pass, m: s.m, log: s.log, guard: newAuthGuard(now),
+		logs: &logLimiter{window: time.Minute, burst: 10}}
 	frames, err := frameserver.New(frameserver.Config{
 		Handler: h, SessionCap: s.cfg.MaxValue, CredentialRequired: s.pass.required,
-		MaxConns: s.cfg.MaxConns, IdleTimeout: s.cfg.IdleTimeout, FrameTimeout: s.cfg.FrameTimeout,
+		MaxConns: s.cfg.MaxConns, MaxConnsPerAddr: s.cfg.MaxConnsPerAddr, IdleTimeout: s.cfg.IdleTimeout,
+		FrameTimeout: s.cfg.FrameTimeout, AuthTimeout: s.cfg.AuthTimeout, PayloadBudget: s.cfg.MaxInflight,
 		Observer: s.m.observer(), Logger: s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("pace-kv: %w", err)
 	}
 	s.frames = frames
+	s.m.reg.Add(frames.Gauges("pace_kv")...)
 	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
 		return fmt.Errorf("pace-kv: listening on %s: %w", s.cfg.Listen, err)
 	}
@@ -130,8 +168,16 @@ func (s *Server) Serve() error {
 }
 
 // SetPassword replaces the password (SIGHUP). Connections already verified stay verified;
-// setting one where there was none gates connections already open.
-func (s *Server) SetPassword(secret string) { s.pass.set(secret) }
+// setting one where there was none gates connections already open. A blank secret is refused
+// (ErrBlankPassword) and the old one stays.
+func (s *Server) SetPassword(secret string) error { return s.pass.set(secret) }
+
+// DisablePassword turns authentication off: the explicit choice (--no-auth) a blank password
+// never makes.
+func (s *Server) DisablePassword() { s.pass.clear() }
+
+// PasswordRequired reports whether a password is in force.
+func (s *Server) PasswordRequired() bool { return s.pass.required() }
 
 // Shutdown stops accepting, lets in-flight requests finish and reply, then closes the store so
 // nothing is left half-written.

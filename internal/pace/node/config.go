@@ -37,6 +37,12 @@ type Config struct {
 	CacheDir           string
 	CacheDisk          uint64
 	LogLevel           string
+	// The node port's limits (pace-wire §1.8): open connections, those of one source address,
+	// and the in-flight payload budget (0: the compile budget plus the session cap, at least
+	// frameserver.DefaultPayloadBudget).
+	MaxConns        int
+	MaxConnsPerAddr int
+	MaxInflight     uint64
 
 	// One-shot verbs.
 	PrintSurfaces bool

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/buildfleet/buildfleet/internal/pace/flagval"
+	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 )
 
 // ErrUsage reports a command line the node refuses; main exits 2 with its message.
@@ -17,7 +18,7 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs := flag.NewFlagSet("pace-node", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	mem := flagval.Size{Bytes: defaultCacheMemory(totalRAM), Of: totalRAM}
-	disk := flagval.Size{}
+	disk, inflight := flagval.Size{}, flagval.Size{}
 	c.Worker.Register(fs)
 	fs.StringVar(&c.ConfigFile, "config", "", "YAML settings `file` (flat name: value lines); the command line wins")
 	fs.StringVar(&c.ListenNode, "listen-node", "6674", "the node port `[addr:]port` (cache, scheduler and compile verbs)")
@@ -47,6 +48,9 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 	fs.StringVar(&c.CacheDir, "cache-dir", "", "disk tier `directory`")
 	fs.Var(&disk, "cache-disk", "disk tier budget (0: grow as needed)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.IntVar(&c.MaxConns, "max-connections", frameserver.DefaultMaxConns, "open node-port connections; at the cap a newcomer displaces a long-idle connection of the busiest address, or is closed at once")
+	fs.IntVar(&c.MaxConnsPerAddr, "max-connections-per-address", defaultConnsPerAddr, "open node-port connections of one source address (IPv4, or IPv6 /64; loopback too)")
+	fs.Var(&inflight, "max-inflight", "node-port payload bytes of frames over 64KiB received or handled at once (default the compile budget plus 256MiB, at least 512MiB)")
 	fs.BoolVar(&c.PrintSurfaces, "print-surfaces", false, "print every port this configuration binds, judge it, exit")
 	fs.BoolVar(&c.PrintIdentity, "print-identity", false, "mint or read this node's identity, print it, exit")
 	fs.Func("scheduler", "operator verbs go to this `host:port` (repeatable, tried in order; default this machine's node)", func(v string) error {
@@ -72,10 +76,14 @@ func newFlagSet(c *Config, totalRAM uint64) (*flag.FlagSet, func()) {
 		fs.Func(name, "retired", func(string) error { return fmt.Errorf("--%s is retired and not accepted", name) })
 	}
 	finish := func() {
-		c.CacheMemory, c.CacheDisk = mem.Bytes, disk.Bytes
+		c.CacheMemory, c.CacheDisk, c.MaxInflight = mem.Bytes, disk.Bytes, inflight.Bytes
 	}
 	return fs, finish
 }
+
+// defaultConnsPerAddr is the node port's per-address cap: twice frameserver's, since loopback
+// carries a whole build's pace-cc connections (tier, leases) on a machine running -j128.
+const defaultConnsPerAddr = 2 * frameserver.DefaultMaxConnsPerAddr
 
 // defaultCacheMemory is 25% of RAM clamped to [512 MiB, 8 GiB] (pace-node §3.1).
 func defaultCacheMemory(totalRAM uint64) uint64 {

@@ -19,6 +19,8 @@ func (n *Node) newMetrics() *metrics {
 	m := &metrics{reg: promexport.New()}
 	m.reg.Add(n.sched.Counters().Metrics()...)
 	m.reg.Add(n.proofCounters.Metrics()...)
+	m.reg.Add(n.frameCounters.Metrics("pace_node_frame")...)
+	m.reg.Add(n.frames.Gauges("pace_node_frame")...)
 	m.reg.Add(n.counters.metrics()...)
 	m.reg.Add(n.enroll.c.metrics()...)
 	if e := n.discovered.engine; e != nil {

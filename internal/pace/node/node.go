@@ -63,6 +63,8 @@ type Node struct {
 	historyStore historyStore // its file in the state directory (history_store.go)
 
 	proofCounters nodeproof.Counters
+	frameCounters frameserver.Counters // the node port's connections and server-side refusals
+	compileBudget uint64               // the worker's in-flight byte budget; 0 without a worker
 	spentTickets  *lease.SpentSet
 	flagFleetOpen atomic.Bool
 	advertise     atomic.Pointer[string]

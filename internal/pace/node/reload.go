@@ -53,6 +53,9 @@ func (n *Node) restartOnly(next Plan) []string {
 	check("cache-disk", old.CacheDisk != cur.CacheDisk)
 	check("upstream", old.Upstream != cur.Upstream)
 	check("raft-self", old.RaftSelf != cur.RaftSelf)
+	check("max-connections", old.MaxConns != cur.MaxConns)
+	check("max-connections-per-address", old.MaxConnsPerAddr != cur.MaxConnsPerAddr)
+	check("max-inflight", old.MaxInflight != cur.MaxInflight)
 	return changed
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/scheduler"
 	"github.com/buildfleet/buildfleet/internal/pace/thismachine"
 	"github.com/buildfleet/buildfleet/internal/pace/tier"
+	"github.com/buildfleet/buildfleet/internal/pace/wire"
 	"github.com/buildfleet/buildfleet/internal/pace/worker"
 )
 
@@ -163,8 +164,19 @@ func (n *Node) openWorker(ctx context.Context) (err error) {
 	if n.work, err = worker.New(wcfg); err != nil {
 		return err
 	}
+	n.compileBudget = wcfg.Budget
 	n.work.Start(ctx)
 	return nil
+}
+
+// payloadBudget is the node port's in-flight payload budget: --max-inflight, or room for the
+// worker's whole compile budget plus one value of the session cap, and never less than
+// frameserver's default (pace-node §3.1).
+func (n *Node) payloadBudget() int64 {
+	if b := n.plan.Cfg.MaxInflight; b > 0 {
+		return int64(b)
+	}
+	return max(frameserver.DefaultPayloadBudget, int64(n.compileBudget)+int64(wire.DefaultSessionCap))
 }
 
 // abort closes what open built, after a failed start.
@@ -192,8 +204,10 @@ func (n *Node) abort() {
 // serve starts the node port, the consensus listener, the admin surface and the background
 // loops, then logs the ready line.
 func (n *Node) serve(ctx context.Context) {
+	cfg := n.plan.Cfg
 	frames, err := frameserver.New(frameserver.Config{Handler: n, IdleTimeout: schedulerIdle, Logger: n.log,
-		Observer: sealedconn.CountSealRefusals(frameserver.NopObserver{}, &n.proofCounters)})
+		MaxConns: cfg.MaxConns, MaxConnsPerAddr: cfg.MaxConnsPerAddr, PayloadBudget: n.payloadBudget(),
+		Observer: sealedconn.CountSealRefusals(&n.frameCounters, &n.proofCounters)})
 	if err != nil {
 		panic(err) // the configuration above is static; New only refuses a nil handler
 	}
