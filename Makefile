@@ -7,7 +7,7 @@ export CGO_ENABLED := 0
 TESTFLAGS ?= -timeout 28m
 FUZZTIME  ?= 30s
 
-.PHONY: all build test vet verify race demo bench fuzz deps clean
+.PHONY: all build test vet verify race demo bench soak fuzz deps clean
 
 all: build
 
@@ -59,6 +59,14 @@ bench:
 	scripts/deps.sh bench
 	$(MAKE) build
 	scripts/bench.sh
+
+# soak: a bounded hostile mix against pace-kv, a pace-node port and gradient-server while a
+# polite client measures its latency alone and under the attack (about 5 minutes).
+soak:
+	scripts/deps.sh test
+	$(MAKE) build
+	scripts/soak-pace.sh
+	go run ./bench/hostilegradient -duration=$${SOAK_DURATION:-60s} -server-bin bin/gradient-server
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
