@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -60,9 +61,24 @@ type nodeProc struct {
 var readyRe = regexp.MustCompile(`pace-node ready: .* node-port=(\S+) `)
 
 // startNode runs pace-node with the given flags plus a private state directory, loopback
-// ports chosen by the test, and an admin surface, and waits for its ready line.
+// ports chosen by the test, and an admin surface, and waits for its ready line. A port taken
+// between its choice and the bind (other test binaries run beside this one, some opening
+// thousands of connections) is chosen again, twice at most.
 func startNode(t *testing.T, stateDir string, flags ...string) *nodeProc {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		n, err := tryStartNode(t, stateDir, flags)
+		if err == nil {
+			t.Cleanup(func() { n.stop() })
+			return n
+		}
+		if attempt == 3 || !strings.Contains(n.log.String(), "address already in use") {
+			t.Fatalf("%v:\n%s", err, n.log.String())
+		}
+	}
+}
+
+func tryStartNode(t *testing.T, stateDir string, flags []string) (*nodeProc, error) {
 	port, admin := freePort(t), freePort(t)
 	// No beacons from the host's own namespace: test traffic stays on this machine.
 	args := append([]string{"--cluster-dir=" + stateDir, "--listen-node=" + port, "--listen-raft=" + freePort(t),
@@ -79,12 +95,13 @@ func startNode(t *testing.T, stateDir string, flags ...string) *nodeProc {
 	go n.scan(stderr, ready)
 	select {
 	case <-ready:
+		return n, nil
+	case err := <-n.done:
+		return n, fmt.Errorf("pace-node exited before it was ready (%v)", err)
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("pace-node never became ready:\n%s", n.log.String())
+		return n, errors.New("pace-node never became ready")
 	}
-	t.Cleanup(func() { n.stop() })
-	return n
 }
 
 func (n *nodeProc) scan(r io.Reader, ready chan struct{}) {
