@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const helloC = `#include <stdio.h>
@@ -24,6 +25,15 @@ const utilH = `static inline int twice(int x) { return x * 2; }
 func project(t *testing.T) string {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{"hello.c": helloC, "inc/util.h": utilH})
+	// Sources as a user's tree has them: older than the build. A file modified in the same
+	// clock tick a compile starts is not cached (pace-wire §3.6.1), which is not what these
+	// tests are about.
+	old := time.Now().Add(-10 * time.Second)
+	for _, f := range []string{"hello.c", "inc/util.h"} {
+		if err := os.Chtimes(filepath.Join(dir, f), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return dir
 }
 
