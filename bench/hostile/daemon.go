@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/procstatus"
 	"net"
 	"net/http"
 	"os"
@@ -184,17 +185,8 @@ func (d *daemon) watchRSS(ctx context.Context) <-chan int64 {
 }
 
 func rssBytes(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kib, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kib << 10
-		}
-	}
-	return 0
+	kib, _ := procstatus.KiB(pid, "VmRSS") // a process gone reads as 0
+	return kib << 10
 }
 
 // counters are the daemon's own account of the attack, from /metrics.

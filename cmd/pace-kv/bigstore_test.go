@@ -6,9 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/procstatus"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,21 +21,11 @@ import (
 // procKiB reads one field (VmRSS, VmHWM) of /proc/<pid>/status in KiB.
 func procKiB(t *testing.T, pid int, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := procstatus.KiB(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return n
 }
 
 // bigStore is a STORE frame of payloadLen bytes carrying a compile value whose object is

@@ -5,10 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/pace/procstatus"
 	"io"
 	"net"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,18 +98,11 @@ func TestNodePortServesThisMachineWhileSlowAndIdleConnectionsHoldIt(t *testing.T
 
 func procStatusKiB(t *testing.T, pid int, field string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	n, err := procstatus.KiB(pid, field)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			v, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return v
-		}
-	}
-	t.Fatalf("no %s", field)
-	return 0
+	return n
 }
 
 // Large frames are charged to the node port's budget before they are read: while one 200 MiB
