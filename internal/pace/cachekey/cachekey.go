@@ -26,6 +26,7 @@ const (
 	TagManifest    = "pace-manifest-v1"
 	TagToolchain   = "pace-toolchain-v1"
 	TagCorrelation = "pace-compile-corr-v1"
+	TagHitMemo     = "pace-hitmemo-v1" // a local hit memo's invocation key, never sent anywhere
 )
 
 // Piece kinds.
