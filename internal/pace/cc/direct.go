@@ -18,6 +18,7 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 	if local, ok := r.readLocalManifest(mkey); ok {
 		if key, ok := r.validManifest(local); ok {
 			if done, status := r.tryHit(ctx, key, "direct"); done {
+				r.rememberHit(local)
 				return true, status
 			}
 			missed = &key
@@ -36,7 +37,11 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 		return false, 0
 	}
 	r.keepLocalManifest(mkey, v.Object)
-	return r.tryHit(ctx, key, "direct")
+	done, status = r.tryHit(ctx, key, "direct")
+	if done {
+		r.rememberHit(v.Object)
+	}
+	return done, status
 }
 
 // validManifest decodes a manifest and checks every file it lists; it returns the object key
@@ -100,5 +105,6 @@ func (r *run) recordManifest(ctx context.Context, key cachekey.Digest, deps []st
 		mkey := r.manifestKey()
 		r.store(ctx, mkey, v)
 		r.keepLocalManifest(mkey, enc)
+		r.rememberHit(enc)
 	}
 }
