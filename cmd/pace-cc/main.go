@@ -1,8 +1,3 @@
-// Containers' CPU quotas do not matter to a process that runs one goroutine for a millisecond;
-// reading the cgroup files at start would cost more than the whole hit's work.
-
-//go:debug containermaxprocs=0
-
 // Command pace-cc is pace's compiler wrapper: `pace-cc gcc -c a.c -o a.o`, or a symlink named
 // after a compiler. This is its front: it serves a direct-mode hit it remembers and hands
 // everything else to pace-cc-full, installed beside it. Nothing it does can fail a build that
