@@ -24,6 +24,9 @@ const (
 	statusOk    = 0x01
 	statusError = 0x02
 	maxValue    = 256 << 20 // wire.DefaultSessionCap: the largest FETCH reply accepted
+	// readBuffer is the one buffer a value passes through on its way to the files: every
+	// fresh page of a short-lived process's heap is a page fault.
+	readBuffer = 16 << 10
 )
 
 var errRefused = errors.New("the cache refused the FETCH")
@@ -51,7 +54,7 @@ func fetch(c config, key string, recv func(body io.Reader, n uint32) error) (hit
 	if _, err := (fdWriter(fd)).Write(fetchRequest(key)); err != nil {
 		return false, fmt.Errorf("sending FETCH: %w", err)
 	}
-	return readReply(bufio.NewReaderSize(fdReader(fd), 64<<10), recv)
+	return readReply(bufio.NewReaderSize(fdReader(fd), readBuffer), recv)
 }
 
 // readReply reads FETCH's one terminal reply: Miss with no payload, Ok with the value (handed

@@ -3,6 +3,7 @@ package ccfront_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -157,4 +158,32 @@ func TestStatsLineIsARecord(t *testing.T) {
 	if err != nil || r != want {
 		t.Fatalf("ParseLine = %+v, %v; want %+v", r, err, want)
 	}
+}
+
+// Whatever the names, the hand-written line parses to what encoding/json's line of the same
+// record parses to.
+func TestStatsLinePropertyAgreesWithEncodingJSON(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		group := rapid.OneOf(rapid.String(), rapid.StringMatching(`[ -~\x00-\x1f"\\]*`)).Draw(t, "group")
+		source := rapid.String().Draw(t, "source")
+		if rapid.Bool().Draw(t, "raw bytes") {
+			source = string(rapid.SliceOf(rapid.Byte()).Draw(t, "bytes")) // not always UTF-8
+		}
+		total := rapid.Float64Range(0, 1e7).Draw(t, "total")
+		lookup := rapid.Float64Range(0, 1e7).Draw(t, "lookup")
+		line, err := ccfront.StatsLine(group, source, total, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ccstats.ParseLine(line)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		ref, _ := json.Marshal(ccstats.Record{Time: 1_700_000_000_000, Outcome: ccstats.Hit, Via: "direct", Group: group,
+			Source: source, TotalMS: total, LookupMS: lookup, CacheMS: lookup})
+		want, err := ccstats.ParseLine(ref)
+		if err != nil || got != want {
+			t.Fatalf("front %q -> %+v; encoding/json %q -> %+v", line, got, ref, want)
+		}
+	})
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
 	"github.com/buildfleet/buildfleet/internal/pace/hitmemo"
@@ -71,7 +73,7 @@ func (f *front) receive(e hitmemo.Entry, body io.Reader, n uint32) (received, er
 	if err != nil {
 		return received{}, err
 	}
-	_, cerr := io.CopyN(fdWriter(fd), body, int64(objLen))
+	cerr := copyN(fdWriter(fd), body, int64(objLen))
 	if err := syscall.Close(fd); cerr == nil {
 		cerr = err
 	}
@@ -154,9 +156,58 @@ func (f *front) record(e hitmemo.Entry, lookup time.Duration) {
 	}
 }
 
+// statsJSON writes the line by hand: encoding/json builds its encoders by reflection on first
+// use, a twentieth of a hit's time. Text that is not valid UTF-8 goes through encoding/json,
+// which repairs it the same way pace-cc-full's line does.
 func statsJSON(group, source string, now time.Time, totalMS, lookupMS float64) ([]byte, error) {
-	return json.Marshal(statsLine{Time: now.UnixMilli(), Outcome: "hit", Via: "direct", Group: group,
-		Source: source, TotalMS: totalMS, LookupMS: lookupMS, CacheMS: lookupMS})
+	if !utf8.ValidString(group) || !utf8.ValidString(source) {
+		return json.Marshal(statsLine{Time: now.UnixMilli(), Outcome: "hit", Via: "direct", Group: group,
+			Source: source, TotalMS: totalMS, LookupMS: lookupMS, CacheMS: lookupMS})
+	}
+	b := make([]byte, 0, 128+len(group)+len(source))
+	b = strconv.AppendInt(append(b, `{"t":`...), now.UnixMilli(), 10)
+	b = append(b, `,"outcome":"hit","via":"direct","group":`...)
+	b = appendJSONString(b, group)
+	b = appendJSONString(append(b, `,"tu":`...), source)
+	b = strconv.AppendFloat(append(b, `,"ms":`...), totalMS, 'f', -1, 64)
+	b = strconv.AppendFloat(append(b, `,"lookup_ms":`...), lookupMS, 'f', -1, 64)
+	b = strconv.AppendFloat(append(b, `,"io_ms":`...), lookupMS, 'f', -1, 64)
+	return append(b, '}'), nil
+}
+
+// appendJSONString quotes valid UTF-8 s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// copyN copies n bytes through one small buffer (io.CopyN would allocate 32 KiB more).
+func copyN(w io.Writer, r io.Reader, n int64) error {
+	var buf [4 << 10]byte
+	for n > 0 {
+		m, err := io.ReadFull(r, buf[:min(n, int64(len(buf)))])
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				return werr
+			}
+			n -= int64(m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
