@@ -3,6 +3,7 @@ package cc
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -20,6 +21,10 @@ import (
 // hand-over.
 
 var findCompiler = ccfront.FindCompiler
+
+// maxMemosPerShard bounds the memo directory: 256 shards of at most this many memos, the least
+// recently written going first.
+const maxMemosPerShard = 128
 
 // rememberHit files the memo for this invocation from a manifest that holds here.
 func (r *run) rememberHit(manifest []byte) {
@@ -72,5 +77,30 @@ func writeMemo(path string, b []byte) {
 	}
 	if werr != nil || os.Rename(tmp, path) != nil {
 		os.Remove(tmp)
+		return
+	}
+	pruneShard(filepath.Dir(path), maxMemosPerShard)
+}
+
+// pruneShard removes the oldest files of dir past max. A memo removed while a front reads it
+// only costs that front a hand-over.
+func pruneShard(dir string, max int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) <= max {
+		return
+	}
+	type aged struct {
+		name string
+		mod  int64
+	}
+	files := make([]aged, 0, len(entries))
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			files = append(files, aged{e.Name(), info.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
+	for i := 0; i < len(files)-max; i++ {
+		os.Remove(filepath.Join(dir, files[i].name))
 	}
 }
