@@ -37,11 +37,7 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 		return false, 0
 	}
 	r.keepLocalManifest(mkey, v.Object)
-	done, status = r.tryHit(ctx, key, "direct")
-	if done {
-		r.rememberHit(v.Object)
-	}
-	return done, status
+	return r.tryHit(ctx, key, "direct")
 }
 
 // validManifest decodes a manifest and checks every file it lists; it returns the object key
@@ -105,6 +101,5 @@ func (r *run) recordManifest(ctx context.Context, key cachekey.Digest, deps []st
 		mkey := r.manifestKey()
 		r.store(ctx, mkey, v)
 		r.keepLocalManifest(mkey, enc)
-		r.rememberHit(enc)
 	}
 }

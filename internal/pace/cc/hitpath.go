@@ -14,11 +14,12 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/value"
 )
 
-// The hit memo: after every direct-mode success (a manifest recorded after a compile, or one
-// that led to a hit) pace-cc-full files what the front needs to serve the same command next
-// time without this binary (internal/pace/ccfront): the object key, the outputs, and every
-// input with its content hash and stat. A memo that cannot be written only costs the front a
-// hand-over.
+// The hit memo: whenever pace-cc-full keeps a manifest that holds here (one it recorded, or one
+// it fetched and validated: keepLocalManifest) and when its local copy leads to a hit, it files
+// what the front needs to serve the same command next time without this binary
+// (internal/pace/ccfront): the object key, the outputs, and every input with its content hash
+// and stat. A memo that cannot be written, or that points at an object the cache no longer
+// has, only costs the front a hand-over.
 
 var findCompiler = ccfront.FindCompiler
 
