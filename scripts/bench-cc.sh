@@ -231,7 +231,7 @@ for round in $(seq "$HIT_ROUNDS"); do
     v=${hitvariants[$(((i + round - 1) % n))]}
     # shellcheck disable=SC2086 # the words are NAME=value assignments
     (cd "$lat" && env ${hitenv[$v]} hyperfine -N --style none -w 3 -r "$HIT_RUNS" --export-csv "$work/h.csv" \
-      "${launch[$v]} gcc -O2 -c small.c -o $v.o" >/dev/null)
+      "${launch[$v]} gcc -O2 -c small.c -o $v.o" >/dev/null 2>>"$work/hyperfine.log")
     # CSV: command,mean,stddev,median,user,system,min,max (seconds)
     hitmed[$v,$round]=$(awk -F, 'NR == 2 {printf "%.3f", $4 * 1000}' "$work/h.csv")
   done
