@@ -14,6 +14,7 @@ import (
 // a new command without a row fails TestEveryCommandHasASystem.
 var commands = map[string]string{
 	"cmd/pace-cc":              "pace",
+	"cmd/pace-cc-full":         "pace",
 	"cmd/pace-kv":              "pace",
 	"cmd/pace-node":            "pace",
 	"cmd/pacectl":              "pace",
