@@ -58,6 +58,9 @@ const (
 	// NoDispatchPrefixMap: a prefix map whose value holds several '=', which gcc and pace
 	// would split differently.
 	NoDispatchPrefixMap = "prefix map with more than one '='"
+	// NoDispatchSanitizer: sanitizers record the file names of the compile as the compiler
+	// read them, beyond any prefix map: a gcc worker's are its scratch names.
+	NoDispatchSanitizer = "sanitizer records the worker's file names"
 )
 
 // RemoteMode is what a worker is sent to compile (pace-wire §3.9.1).
@@ -165,6 +168,8 @@ func (c *Compile) directivesReproducible() error {
 			return &NotDispatchableError{Reason: NoDispatchPreprocessor, Arg: arg}
 		case strings.HasPrefix(arg, "-finput-charset=") && !isUTF8(strings.TrimPrefix(arg, "-finput-charset=")):
 			return &NotDispatchableError{Reason: NoDispatchPreprocessor, Arg: arg}
+		case strings.HasPrefix(arg, "-fsanitize="):
+			return &NotDispatchableError{Reason: NoDispatchSanitizer, Arg: arg}
 		case t.kind == tokOption && (t.opt.role == roleDebugMap || t.opt.role == roleOtherMap) &&
 			strings.Count(t.value, "=") != 1:
 			return &NotDispatchableError{Reason: NoDispatchPrefixMap, Arg: arg}

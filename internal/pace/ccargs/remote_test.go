@@ -91,6 +91,7 @@ func TestRemoteCompileArgsRefusals(t *testing.T) {
 		{"gcc -finput-charset=latin1 -c a.c -o a.o", "", NoDispatchPreprocessor, false},
 		{"gcc -ffile-prefix-map=/a=b=c -c a.c -o a.o", "", NoDispatchPrefixMap, false},
 		{"gcc -fdebug-prefix-map=/a -g -c a.c -o a.o", "", NoDispatchPrefixMap, false},
+		{"gcc -fsanitize=undefined -c a.c -o a.o", "", NoDispatchSanitizer, false},
 		{"clang -c a.c -o a.o", "", NoDispatchNoTarget, false},
 		{"gcc -Wa,--noexecstack -c a.c -o a.o", "", NoDispatchArgument, true},
 		{"gcc -fno-builtin-memcpy=/x -c a.c -o a.o", "", NoDispatchArgument, true},
