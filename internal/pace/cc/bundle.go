@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
 	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
@@ -32,8 +33,11 @@ type remoteSource struct {
 // message) keeps the compile here: the local compile prints it in its place among the rest.
 func (r *run) bundleForDispatch(ctx context.Context, pp probed) (remoteSource, ccstats.Cause, error) {
 	if !pp.directivesOnly {
+		t0 := time.Now()
 		var err error
-		if pp, err = r.probe(ctx); err != nil {
+		pp, err = r.probe(ctx)
+		r.rec.CppMS += ms(time.Since(t0))
+		if err != nil {
 			return remoteSource{}, ccstats.CausePreprocessFailed, err
 		}
 	}

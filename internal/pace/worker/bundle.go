@@ -10,8 +10,9 @@ import (
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
-// bundle is step 10b (pace-node §5.3): a source that is a directives-only bundle (pace-wire
-// §3.9.1) is decoded and screened before anything is written; nil for preprocessed text.
+// bundle is step 10b (pace-node §5.3): a source that is a directives-only bundle
+// (pace-wire §3.9.1) is decoded and screened before anything is written; nil for
+// preprocessed text.
 // Only gcc compiles bundles: the text is gcc's directives-only output.
 func (w *Worker) bundle(tc Toolchain, source []byte) (*tubundle.Bundle, error) {
 	if !tubundle.IsBundle(source) {
