@@ -125,6 +125,11 @@ func TestDispatchedDebugBuildsAreByteIdentical(t *testing.T) {
 		plainGCC(t, dir, nil, append(strings.Fields(flags), "-c", src, "-o", "local.o")...)
 		sameFile(t, filepath.Join(dir, "here.o"), filepath.Join(dir, "local.o"))
 	}
+	// Split DWARF writes a .dwo beside the object: neither cached nor dispatched.
+	r := cc(t, dir, env, "gcc", "-g", "-gsplit-dwarf", "-c", src, "-o", "split.o")
+	if _, err := os.Stat(filepath.Join(dir, "split.dwo")); r.status != 0 || !strings.Contains(r.stderr, "split dwarf") || err != nil {
+		t.Errorf("-gsplit-dwarf: want it run as given, .dwo and all (%v):\n%s", err, r.stderr)
+	}
 }
 
 // TestRemoteWarningsAreReplayedExactly: a dispatched compile that warns — in the main file,

@@ -9,23 +9,19 @@ type reading struct {
 	separators bool // C++14: 1'000
 }
 
-// readingsFor lists the readings a bundle's regions could get, skipping a choice no region
-// could tell apart.
-func readingsFor(b *Bundle) []reading {
-	var tri, raw, sep bool
-	for _, r := range b.Regions {
-		tri = tri || bytes.Contains(r.Text, []byte("??"))
-		raw = raw || bytes.Contains(r.Text, []byte(`R"`))
-		sep = sep || hasDigitQuote(r.Text)
-	}
+// readingsFor lists the readings a region's text could get, skipping a choice the text gives
+// no occasion to tell apart: a trigraph, a raw string's R" after no identifier (or after a
+// prefix), a quote inside a pp-number.
+func readingsFor(text []byte) []reading {
+	joined := spliced(text) // a splice may join what the raw-string and quote triggers look for
 	out := []reading{{}}
 	for _, on := range []struct {
 		present bool
 		set     func(*reading)
 	}{
-		{tri, func(r *reading) { r.trigraphs = true }},
-		{raw, func(r *reading) { r.raw = true }},
-		{sep, func(r *reading) { r.separators = true }},
+		{hasTrigraph(text), func(r *reading) { r.trigraphs = true }},
+		{hasRawString(joined), func(r *reading) { r.raw = true }},
+		{hasDigitQuote(joined), func(r *reading) { r.separators = true }},
 	} {
 		if !on.present {
 			continue
@@ -38,13 +34,76 @@ func readingsFor(b *Bundle) []reading {
 	return out
 }
 
-func hasDigitQuote(t []byte) bool {
-	for i := 1; i < len(t); i++ {
-		if t[i] == '\'' && isIdent(t[i-1]) {
+func hasTrigraph(t []byte) bool {
+	for i := bytes.Index(t, []byte("??")); i >= 0 && i+2 < len(t); {
+		if _, ok := trigraphs[t[i+2]]; ok {
 			return true
 		}
+		j := bytes.Index(t[i+1:], []byte("??"))
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
 	}
 	return false
+}
+
+func hasRawString(t []byte) bool {
+	for i := bytes.Index(t, []byte(`R"`)); i >= 0; {
+		start := i
+		for start > 0 && isIdent(t[start-1]) {
+			start--
+		}
+		if isRawPrefix(t[start : i+1]) {
+			return true
+		}
+		j := bytes.Index(t[i+2:], []byte(`R"`))
+		if j < 0 {
+			return false
+		}
+		i += 2 + j
+	}
+	return false
+}
+
+// hasDigitQuote: a quote whose run of pp-number characters before it starts with a digit.
+func hasDigitQuote(t []byte) bool {
+	for i := bytes.IndexByte(t, '\''); i >= 0; {
+		start := i
+		for start > 0 && (isIdent(t[start-1]) || t[start-1] == '.' || t[start-1] == '\'') {
+			start--
+		}
+		if start < i && (isDigit(t[start]) || t[start] == '.' && start+1 < i && isDigit(t[start+1])) {
+			return true
+		}
+		j := bytes.IndexByte(t[i+1:], '\'')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// spliced is text without its line splices, backslash or trigraph ones, for the triggers;
+// text itself when it has none.
+func spliced(text []byte) []byte {
+	if bytes.IndexByte(text, '\\') < 0 && !bytes.Contains(text, []byte("??/")) {
+		return text
+	}
+	l := &lexer{t: text, r: reading{trigraphs: true}}
+	out := make([]byte, 0, len(text))
+	for i := 0; i < len(text); {
+		if w := l.splice(i); w > 0 {
+			i += w
+			continue
+		}
+		out = append(out, text[i])
+		i++
+	}
+	return out
 }
 
 var trigraphs = map[byte]byte{'=': '#', '/': '\\', '\'': '^', '(': '[', ')': ']', '!': '|', '<': '{', '>': '}', '-': '~'}
@@ -111,7 +170,11 @@ func lex(text []byte, r reading, visit func(directive) error) error {
 		if at >= len(text) {
 			return nil
 		}
-		c2, _, after2 := l.next(after)
+		var c2 byte
+		var after2 int
+		if c == '/' || c == '%' {
+			c2, _, after2 = l.next(after)
+		}
 		switch {
 		case isBreak(c):
 			lineStart, i = true, after
@@ -153,6 +216,9 @@ func (l *lexer) token(c byte, at, after int) int {
 	case isIdent(c):
 		end := after
 		for {
+			for end < len(l.t) && isIdent(l.t[end]) {
+				end++ // the common case: no splice, no trigraph inside the identifier
+			}
 			c, _, a := l.next(end)
 			if !isIdent(c) || end >= len(l.t) {
 				break
@@ -203,7 +269,11 @@ func (l *lexer) number(i int) int {
 
 // quoted skips a string or character literal; an unterminated one ends at the line break.
 func (l *lexer) quoted(q byte, i int) int {
+	stops := "\\\n\r" + string(q)
 	for i < len(l.t) {
+		if j := bytes.IndexAny(l.t[i:], stops); j > 0 && !l.r.trigraphs {
+			i += j // the plain characters of the literal
+		}
 		c, at, after := l.next(i)
 		switch {
 		case at >= len(l.t) || isBreak(c):
@@ -238,6 +308,9 @@ func (l *lexer) rawString(i int) int {
 // blockComment skips to after the comment's end; splices and trigraphs apply inside.
 func (l *lexer) blockComment(i int) int {
 	for i < len(l.t) {
+		if j := bytes.IndexByte(l.t[i:], '*'); j > 0 && !l.r.trigraphs {
+			i += j // nothing before the next '*' can end the comment
+		}
 		c, _, after := l.next(i)
 		if c2, _, after2 := l.next(after); c == '*' && c2 == '/' {
 			return after2
@@ -250,6 +323,9 @@ func (l *lexer) blockComment(i int) int {
 // lineEnd is the position of the line break that ends the logical line holding i.
 func (l *lexer) lineEnd(i int) int {
 	for i < len(l.t) {
+		if j := bytes.IndexAny(l.t[i:], "\\\n\r"); j > 0 && !l.r.trigraphs {
+			i += j
+		}
 		c, at, after := l.next(i)
 		if at >= len(l.t) || isBreak(c) {
 			return at

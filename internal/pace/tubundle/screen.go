@@ -23,22 +23,40 @@ var ErrRejected = errors.New("source rejected")
 // separators), every reading the text could get is screened, so no directive can hide from
 // the screen behind a lexing choice the worker's compiler makes differently.
 func Screen(b *Bundle) error {
-	for _, r := range readingsFor(b) {
-		included := make([]bool, len(b.Regions))
-		for _, f := range b.Forced {
-			if included[f] {
-				return rejected("region %d is forced twice", f)
-			}
-			included[f] = true
+	included := make([]bool, len(b.Regions))
+	for _, f := range b.Forced {
+		if included[f] {
+			return rejected("region %d is forced twice", f)
 		}
-		for i, reg := range b.Regions {
-			err := lex(reg.Text, r, func(d directive) error { return b.allow(d, included) })
+		included[f] = true
+	}
+	for i, reg := range b.Regions {
+		// Every reading must find the same #include directives; the first one's marks stay.
+		before := append([]bool(nil), included...)
+		for n, r := range readingsFor(reg.Text) {
+			seen := included
+			if n > 0 {
+				seen = append([]bool(nil), before...)
+			}
+			err := lex(reg.Text, r, func(d directive) error { return b.allow(d, seen) })
 			if err != nil {
 				return fmt.Errorf("%w: region %d: %v", ErrRejected, i, err)
+			}
+			if n > 0 && !sameMarks(seen, included) {
+				return rejected("region %d includes other regions depending on how it is lexed", i)
 			}
 		}
 	}
 	return nil
+}
+
+func sameMarks(a, b []bool) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func rejected(format string, a ...any) error {
