@@ -86,6 +86,19 @@ func SourceLanguage(args []string) (out []string, ok bool) {
 	return out, ok
 }
 
+// inexactMark opens the line MarkInexact adds.
+const inexactMark = "<pace-worker-inexact: "
+
+// MarkInexact appends to non-empty diagnostics a line saying why they are not what the
+// client's compiler prints (a locale the worker lacks); Localize then refuses them, and the
+// object, which does not depend on it, still lands when there are none.
+func MarkInexact(stderr []byte, why string) []byte {
+	if len(stderr) == 0 {
+		return stderr
+	}
+	return append(append(append(stderr, inexactMark...), why...), ">\n"...)
+}
+
 // Scrub replaces the job directory in the worker's diagnostics with ScratchToken.
 func Scrub(stderr []byte, jobDir string) []byte {
 	if jobDir == "" || !bytes.Contains(stderr, []byte(jobDir)) {

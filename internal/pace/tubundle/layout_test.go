@@ -68,6 +68,13 @@ func TestScrubAndLocalize(t *testing.T) {
 			t.Errorf("%s: Localize(%q) replays it", name, bad)
 		}
 	}
+	marked := MarkInexact([]byte("pace-f/000000/m.c:1:1: warning: x\n"), "no locale")
+	if _, ok, why := Localize(marked, built); ok || why != "the worker says: no locale" {
+		t.Errorf("Localize of marked diagnostics: %v, %q", ok, why)
+	}
+	if got := MarkInexact(nil, "x"); len(got) != 0 {
+		t.Errorf("MarkInexact marks no diagnostics: %q", got)
+	}
 	if got := Scrub([]byte("a /tmp/w/job-1/x b"), "/tmp/w/job-1"); string(got) != "a "+ScratchToken+"/x b" {
 		t.Errorf("Scrub = %q", got)
 	}

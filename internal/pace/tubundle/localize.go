@@ -17,6 +17,10 @@ func Localize(stderr []byte, b *Built) (out []byte, ok bool, why string) {
 	if b.Inexact != "" {
 		return nil, false, b.Inexact
 	}
+	if i := bytes.Index(stderr, []byte(inexactMark)); i >= 0 {
+		why, _, _ := bytes.Cut(stderr[i+len(inexactMark):], []byte(">"))
+		return nil, false, "the worker says: " + printable(why, 96)
+	}
 	out = make([]byte, 0, len(stderr))
 	rest := stderr
 	for {

@@ -1,9 +1,14 @@
 package worker
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/tubundle"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
@@ -49,15 +54,40 @@ func (j *job) bundleRun(req *verbs.CompileRequest, tc Toolchain, b *tubundle.Bun
 	}
 	args, _ := tubundle.SourceLanguage(req.Args)
 	_, _, extra, input := tubundle.Layout(b)
+	locale, inexact := b.Locale, ""
+	if locale == tubundle.LocaleCUTF8 && !j.w.printsUTF8(j.ctx, tc) {
+		locale, inexact = tubundle.LocaleC, "this worker has no C.UTF-8 locale"
+	}
 	run := compileRun{
-		path:   tc.Path,
-		args:   compilerArgs(append(args, extra...), prefixMaps(req, dir), input, filepath.Join(dir, objectName)),
-		dir:    dir,
-		env:    append(compilerEnv(dir, b.Locale), "PWD="+dir),
-		outCap: j.w.cfg.OutputCap,
-		now:    j.w.cfg.Now,
+		path:    tc.Path,
+		args:    compilerArgs(append(args, extra...), prefixMaps(req, dir), input, filepath.Join(dir, objectName)),
+		dir:     dir,
+		env:     append(compilerEnv(dir, locale), "PWD="+dir),
+		outCap:  j.w.cfg.OutputCap,
+		now:     j.w.cfg.Now,
+		inexact: inexact,
 	}
 	return dir, run, nil
+}
+
+// printsUTF8 reports whether the compiler quotes with U+2018 under LC_ALL=C.UTF-8, tried once
+// per compiler: a machine without the locale prints C's quotes, which the client would take
+// for its own.
+func (w *Worker) printsUTF8(ctx context.Context, tc Toolchain) bool {
+	if v, ok := w.utf8.Load(tc.Path); ok {
+		return v.(bool)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, tc.Path, "-fsyntax-only", "-x", "c", "-")
+	cmd.Stdin = strings.NewReader("int f(void) { return undeclared_name; }\n")
+	cmd.Env = []string{"LC_ALL=" + tubundle.LocaleCUTF8, "PATH=" + os.Getenv("PATH")}
+	out, _ := cmd.CombinedOutput()
+	ok := bytes.Contains(out, []byte("\u2018undeclared_name\u2019"))
+	if ctx.Err() == nil {
+		w.utf8.Store(tc.Path, ok)
+	}
+	return ok
 }
 
 // writeLayout makes the bundle's directories and writes its files, none of which may exist.

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,4 +173,32 @@ func execIn(dir, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	return cmd
+}
+
+// TestBundleWithoutTheClientsLocale: on a worker whose compiler cannot print C.UTF-8's quotes
+// a bundle asking for them compiles under C, and its diagnostics say they are not the
+// client's, so pace-cc compiles the warnings here; the object still comes back.
+func TestBundleWithoutTheClientsLocale(t *testing.T) {
+	f := newFixture(t).start()
+	tc, _ := f.w.toolchains.Load().lookup(fakeFP)
+	if !f.w.printsUTF8(context.Background(), tc) {
+		t.Fatal("this machine's gcc prints no C.UTF-8 quotes; the test needs it to, to fake a worker that does not")
+	}
+	f.w.utf8.Store(tc.Path, false)
+	p := bundleProject(t)
+	built := buildBundle(t, p, []string{"-O2", "-Wall"}, same, same)
+	built.Bundle.Locale = tubundle.LocaleCUTF8
+	req := f.request("", "-O2", "-Wall", "-x", "cpp-output")
+	req.SourceName = "main.c"
+	req.Source = seal(t, wire.CodecZstd, tubundle.Encode(nil, built.Bundle))
+	o := f.compile(req)
+	if o.status != wire.StatusOk || o.reply.ExitCode != 0 || len(openObject(t, o)) == 0 {
+		t.Fatalf("answered %s %v, exit %d", o.status, o.refusal, o.reply.ExitCode)
+	}
+	if bytes.Contains(o.reply.Stderr, []byte("\u2018")) {
+		t.Errorf("compiled under C.UTF-8 after all:\n%s", o.reply.Stderr)
+	}
+	if _, ok, why := tubundle.Localize(o.reply.Stderr, built); ok || !strings.Contains(why, "no C.UTF-8") {
+		t.Errorf("the client would replay them (%v, %q):\n%s", ok, why, o.reply.Stderr)
+	}
 }

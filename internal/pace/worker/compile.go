@@ -31,6 +31,9 @@ func (j *job) compile(p Progresser, req *verbs.CompileRequest, tc Toolchain, sou
 	}
 	// The client cannot map the job directory; replaced, it marks diagnostics as not replayable.
 	res.stderr = tubundle.Scrub(res.stderr, dir)
+	if run.inexact != "" {
+		res.stderr = tubundle.MarkInexact(res.stderr, run.inexact)
+	}
 	return j.reply(req, source, res, dir)
 }
 
