@@ -41,6 +41,10 @@ func (r *run) bundleForDispatch(ctx context.Context, pp probed) (remoteSource, c
 			return remoteSource{}, ccstats.CausePreprocessFailed, err
 		}
 	}
+	if r.comp.DebugName(r.cwd) == "" {
+		// A COMPILE's directory pair is both set or neither: "" cannot be sent as a replacement.
+		return remoteSource{}, ccstats.CauseArguments, fmt.Errorf("a prefix map turns the working directory into nothing")
+	}
 	if len(bytes.TrimSpace(pp.stderr)) > 0 {
 		return remoteSource{}, ccstats.CausePreprocessorPrinted, fmt.Errorf("the preprocessor printed diagnostics")
 	}

@@ -17,6 +17,7 @@ func IsBundle(source []byte) bool { return bytes.HasPrefix(source, []byte(Magic)
 
 // Encode appends b's encoding to dst.
 func Encode(dst []byte, b *Bundle) []byte {
+	dst = grow(dst, encodedSize(b))
 	dst = append(dst, Magic...)
 	dst = wire.AppendStringField(dst, b.Locale)
 	dst, mark := wire.BeginField(dst)
@@ -46,6 +47,26 @@ func Encode(dst []byte, b *Bundle) []byte {
 		dst = wire.AppendU32Field(dst, uint32(i))
 	}
 	return wire.EndField(dst, mark)
+}
+
+// encodedSize is the length of b's encoding, so that Encode allocates once.
+func encodedSize(b *Bundle) int {
+	const p = wire.FieldPrefixLen
+	n := len(Magic) + 5*p + len(b.Locale) + 3*p + len(b.Source.Base) + len(b.Source.Debug) + len(b.Source.Macro)
+	for _, f := range b.Files {
+		n += p + 5*p + 1 + len(f.Base) + len(f.Debug) + len(f.Macro) + len(f.Content)
+	}
+	for _, r := range b.Regions {
+		n += p + 2*p + 1 + len(r.Text)
+	}
+	return n + len(b.Forced)*(p+4)
+}
+
+func grow(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	return append(make([]byte, 0, len(dst)+n), dst...)
 }
 
 func appendNames(dst []byte, f File) []byte {

@@ -24,6 +24,9 @@ func sample() *Bundle {
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	enc := Encode(nil, sample())
+	if len(enc) != encodedSize(sample()) {
+		t.Errorf("encoded %d bytes, sized %d", len(enc), encodedSize(sample()))
+	}
 	if !IsBundle(enc) || IsBundle([]byte("# 0 \"m.c\"\n")) {
 		t.Fatal("IsBundle cannot tell a bundle from preprocessed text")
 	}

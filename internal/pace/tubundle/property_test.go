@@ -41,7 +41,11 @@ func genBundle(t *rapid.T) *Bundle {
 func TestPropertyEncodeDecode(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b := genBundle(t)
-		got, err := Decode(Encode(nil, b))
+		enc := Encode(nil, b)
+		if len(enc) != encodedSize(b) {
+			t.Fatalf("encoded %d bytes, sized %d", len(enc), encodedSize(b))
+		}
+		got, err := Decode(enc)
 		if err != nil {
 			t.Fatalf("Decode(Encode(b)): %v", err)
 		}
