@@ -56,8 +56,8 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 		directivesOnly: !r.comp.Driver.Flavor.IsClang(), stderr: stderr}, nil
 }
 
-// preprocessForDispatch is the text a worker compiles: fully preprocessed, line markers kept
-// (pace-wire §3.9.1). The key probe's directives-only text would not compile as cpp-output.
+// preprocessForDispatch is the text a clang worker compiles: fully preprocessed, line markers
+// kept (pace-wire §3.9.1). A gcc worker is sent the probe's directives-only text, bundled.
 func (r *run) preprocessForDispatch(ctx context.Context) ([]byte, error) {
 	t0 := time.Now()
 	text, _, err := r.runQuiet(ctx, r.comp.DispatchPreprocessArgs())

@@ -124,39 +124,49 @@ func (b *builder) body(r *region, parent string) (int, error) {
 			return 0, fmt.Errorf("%s:%d reads like a line marker", b.names[r.file], r.next)
 		}
 		b.pos++
-		switch {
-		case m.leave:
+		if m.leave {
 			if parent == "" || m.name != parent {
 				return 0, fmt.Errorf("a marker leaves %q for %q", b.names[r.file], m.name)
 			}
 			return m.line, nil
-		case m.enter:
-			child, err := b.enter(m)
-			if err != nil {
-				return 0, err
-			}
-			r.emitOwn(fmt.Sprintf("#include %q", RegionName(child.idx)))
-			resume, err := b.body(child, b.names[r.file])
-			if err != nil {
-				return 0, err
-			}
-			r.jump(resume)
-		case m.system && !r.system:
-			return 0, fmt.Errorf("%s turns into a system header part way (#pragma GCC system_header)", m.name)
-		case m.name == b.names[r.file]:
-			r.jump(m.line)
-		default:
-			f, err := b.file(m.name)
-			if err != nil {
-				return 0, err
-			}
-			r.rename(f, b.files[f].Base, m.line)
+		}
+		if err := b.marker(r, m); err != nil {
+			return 0, err
 		}
 	}
 	if parent != "" {
 		return 0, fmt.Errorf("the text ends inside %q", b.names[r.file])
 	}
 	return 0, nil
+}
+
+// marker applies a marker that does not leave r: an included file's region, a jump within
+// the file, or a #line naming another.
+func (b *builder) marker(r *region, m marker) error {
+	switch {
+	case m.enter:
+		child, err := b.enter(m)
+		if err != nil {
+			return err
+		}
+		r.emitOwn(fmt.Sprintf("#include %q", RegionName(child.idx)))
+		resume, err := b.body(child, b.names[r.file])
+		if err != nil {
+			return err
+		}
+		r.jump(resume)
+	case m.system && !r.system:
+		return fmt.Errorf("%s turns into a system header part way (#pragma GCC system_header)", m.name)
+	case m.name == b.names[r.file]:
+		r.jump(m.line)
+	default:
+		f, err := b.file(m.name)
+		if err != nil {
+			return err
+		}
+		r.rename(f, b.files[f].Base, m.line)
+	}
+	return nil
 }
 
 // sameAsSource: the file has, where r stands, a line equal to the marker-like line l, so l
