@@ -11,8 +11,10 @@ const Magic = "\x00pace-tu-1\x00"
 
 // Bounds a decoded bundle is held to before anything is allocated for it.
 const (
-	MaxFiles   = 1 << 16 // distinct file names one translation unit reads
-	MaxRegions = 1 << 16 // file entries, forced includes among them
+	// MaxFiles bounds the distinct file names of one translation unit (LevelDB's largest read
+	// under 300; a worker makes a directory and a file for each).
+	MaxFiles   = 1 << 13
+	MaxRegions = 1 << 14 // file entries, forced includes among them
 	MaxName    = 4096    // a debug or macro name (PATH_MAX)
 	MaxBase    = 128     // a base name
 )
