@@ -55,11 +55,10 @@ func plainGCC(t *testing.T, dir string, env []string, args ...string) string {
 	return stderr.String()
 }
 
-// dispatchNode is a node whose worker takes this test's compiles: the CPU figure of a machine
-// shared with other work is left out (PACE_NODE_SHARED_CPU), so it is never withdrawn.
+// dispatchNode is a node whose worker takes this test's compiles (startNode leaves the shared
+// CPU figure out, so the worker is never withdrawn).
 func dispatchNode(t *testing.T) *nodeProc {
 	t.Helper()
-	t.Setenv("PACE_NODE_SHARED_CPU", "1")
 	_, kvAddr := startKV(t, "")
 	n := startNode(t, t.TempDir(), "--upstream="+kvAddr)
 	waitFor(t, "the worker's registration", registered(n))
