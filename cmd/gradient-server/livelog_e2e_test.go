@@ -67,18 +67,8 @@ func TestFollowARunningBuildsLog(t *testing.T) {
 	if r.err != nil || !r.end.Success || r.end.Status != "Completed" {
 		t.Fatalf("follow ended %+v, %v%s", r.end, r.err, logsOf([]*proc{f.srv.proc, w}))
 	}
-	if r.statusAtFirst != "Building" {
-		t.Errorf("when the first line arrived the build was %q, want Building", r.statusAtFirst)
-	}
-	first, second := when(r.seen, "first-line"), when(r.seen, "second-line")
-	if first.IsZero() || first.Sub(opened) > 2*time.Second || second.Sub(first) < time.Second {
-		t.Errorf("gate opened at %v, first line at %v, second at %v: want the first within 2 s, over a second before the second (the builder sleeps 2 s)",
-			opened, first, second)
-	}
 	stored := f.storedLog(t, build.ID)
-	if got := joined(r.seen); got != stored || strings.Count(stored, "first-line") != 1 {
-		t.Errorf("the follower got %q, the stored log is %q", got, stored)
-	}
+	r.check(t, opened, stored)
 	if got := <-resumed; got != stored {
 		t.Errorf("cut and resumed, the follower got %q, the stored log is %q", got, stored)
 	}
@@ -91,6 +81,23 @@ type followResult struct {
 	statusAtFirst string // the build's status when the first line arrived
 	end           api.LogEnd
 	err           error
+}
+
+// check: the first line came within 2 s of the gate opening while the build was Building,
+// over a second before the second line, and the text is the stored log exactly.
+func (r followResult) check(t *testing.T, opened time.Time, stored string) {
+	t.Helper()
+	if r.statusAtFirst != "Building" {
+		t.Errorf("when the first line arrived the build was %q, want Building", r.statusAtFirst)
+	}
+	first, second := when(r.seen, "first-line"), when(r.seen, "second-line")
+	if first.IsZero() || first.Sub(opened) > 2*time.Second || second.Sub(first) < time.Second {
+		t.Errorf("gate opened at %v, first line at %v, second at %v: want the first within 2 s, over a second before the second (the builder sleeps 2 s)",
+			opened, first, second)
+	}
+	if got := joined(r.seen); got != stored || strings.Count(stored, "first-line") != 1 {
+		t.Errorf("the follower got %q, the stored log is %q", got, stored)
+	}
 }
 
 // followStamped follows with apiclient, stamping each piece of text as it arrives.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,12 +188,23 @@ func TestFollowRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Past the cap a follower is told to come back; HEAD and a caller without a key get no stream.
+func TestFollowBusyHeadAndUnauthenticated(t *testing.T) {
+	l := newLiveLog(t, loghub.Limits{PerBuild: 1})
+	l.write(l.claim(workerA), "abc")
+	path := "/api/v1/builds/" + l.build + "/log?follow=1"
 	held := l.get(path, "")
 	defer held.Body.Close()
 	busy := l.get(path, "")
 	busy.Body.Close()
 	if busy.StatusCode != http.StatusServiceUnavailable || busy.Header.Get("Retry-After") == "" {
 		t.Errorf("a follower past the cap: %d, Retry-After %q", busy.StatusCode, busy.Header.Get("Retry-After"))
+	}
+	head := l.raw("HEAD", path, l.adminKey, "") // answered at once, not streamed
+	if head.status != http.StatusOK || !strings.HasPrefix(head.header.Get("Content-Type"), "text/plain") {
+		t.Errorf("HEAD of a followed log: %d %q", head.status, head.header.Get("Content-Type"))
 	}
 	unauth, err := http.Get(l.srv.URL + path)
 	if err != nil {
@@ -275,7 +287,6 @@ func (l *liveLog) rawEvents(path, lastID string, n int) []loghub.Event {
 	}
 	return out
 }
-
 
 func apiclientFollow(out chan<- followed) apiclient.Follow {
 	return apiclient.Follow{
