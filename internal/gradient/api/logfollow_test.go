@@ -165,6 +165,26 @@ func TestFollowResumesWithoutDuplicates(t *testing.T) {
 	}
 }
 
+// When the connection breaks, FollowBuildLog resumes after the last event it got: the text
+// written meanwhile arrives once, nothing before it again.
+func TestFollowBuildLogResumesABrokenStream(t *testing.T) {
+	l := newLiveLog(t, loghub.Limits{})
+	a := l.claim(workerA)
+	l.write(a, "one\n")
+	ch := l.follow(l.ctx, "")
+	expect(t, ch, api.EventAttempt, "")
+	expect(t, ch, "data", "one\n")
+	l.srv.CloseClientConnections()
+	l.write(a, "two\n")
+	expect(t, ch, "data", "two\n")
+	got(l.store.CompleteBuild(l.ctx, a.ID, false)).must(t)
+	l.hub.Changed(l.build)
+	expect(t, ch, api.EventAttemptEnd, "")
+	if end := expect(t, ch, "end", "").end; !end.Success {
+		t.Errorf("end %+v", end)
+	}
+}
+
 func TestFollowRefusals(t *testing.T) {
 	l := newLiveLog(t, loghub.Limits{PerBuild: 1})
 	a := l.claim(workerA)
