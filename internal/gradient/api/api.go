@@ -56,6 +56,8 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// Follow tunes followed build logs (gradient-server §16).
+	Follow FollowConfig
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +69,8 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	// follow tunes followed build logs (logfollow.go).
+	follow FollowConfig
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -137,6 +141,7 @@ func New(cfg Config) http.Handler {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
+	a.follow = cfg.Follow.withDefaults()
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range routes {
