@@ -56,6 +56,9 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// Triggers serves the push webhooks and resolves branches (gradient-server §11); nil:
+	// no webhooks, and evaluations start by commit hash only.
+	Triggers Triggers
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +70,7 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	trig  Triggers
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -88,6 +92,7 @@ var routes = []route{
 	{"GET", "/projects", scopeAdmin, (*api).listProjects},
 	{"POST", "/projects", scopeAdmin, (*api).createProject},
 	{"GET", "/projects/{project}", scopeAdmin, (*api).showProject},
+	{"PATCH", "/projects/{project}/triggers", scopeAdmin, (*api).setProjectTriggers},
 	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
 	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
 	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
@@ -124,7 +129,7 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
 	if a.live == nil {
 		a.live = noLive{}
 	}
@@ -149,7 +154,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	}))
-	return a.authenticate(mux)
+	return a.withHooks(a.authenticate(mux))
 }
 
 // endpoint wraps a route's handler with its scope check and error answer.
