@@ -36,17 +36,24 @@ func PublicRemote(_ context.Context, p store.Project) (Remote, error) {
 // errTooMuchOutput ends a listing past Config.MaxGitOutput.
 var errTooMuchOutput = errors.New("listing larger than the limit")
 
-// capped is a buffer that refuses to grow past its limit.
+// capped is a buffer that refuses to grow past its limit, and then calls full (which ends
+// the process: a refused write alone would leave it blocked on a full pipe).
 type capped struct {
-	bytes.Buffer
-	limit int
+	buf      bytes.Buffer // not embedded: its ReadFrom would let io.Copy bypass Write
+	limit    int
+	full     func()
+	overflow bool
 }
 
 func (c *capped) Write(p []byte) (int, error) {
-	if c.Len()+len(p) > c.limit {
+	if c.buf.Len()+len(p) > c.limit {
+		if !c.overflow && c.full != nil {
+			c.full()
+		}
+		c.overflow = true
 		return 0, errTooMuchOutput
 	}
-	return c.Buffer.Write(p)
+	return c.buf.Write(p)
 }
 
 // listRemote runs `git ls-remote --symref` for the project's branches, tags and HEAD, within
@@ -69,17 +76,20 @@ func (s *Service) listRemote(ctx context.Context, p store.Project) (gitref.Listi
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	out := &capped{limit: s.cfg.MaxGitOutput}
+	out := &capped{limit: s.cfg.MaxGitOutput, full: cancel}
 	stderr := &capped{limit: 4096}
 	cmd.Stdout, cmd.Stderr = out, stderr
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(strings.ReplaceAll(stderr.String(), remote.URL, p.RepoURL))
-		if ctx.Err() != nil {
+		msg := strings.TrimSpace(strings.ReplaceAll(stderr.buf.String(), remote.URL, p.RepoURL))
+		switch {
+		case out.overflow:
+			msg = fmt.Sprintf("%v (%d bytes)", errTooMuchOutput, s.cfg.MaxGitOutput)
+		case ctx.Err() != nil:
 			msg = fmt.Sprintf("no answer within %s", s.cfg.GitTimeout)
 		}
 		return gitref.Listing{}, fmt.Errorf("git ls-remote %s: %w: %s", p.RepoURL, err, lastLine(msg))
 	}
-	l, err := gitref.ParseLsRemote(out.Bytes())
+	l, err := gitref.ParseLsRemote(out.buf.Bytes())
 	if err != nil {
 		return l, fmt.Errorf("git ls-remote %s: %w", p.RepoURL, err)
 	}
