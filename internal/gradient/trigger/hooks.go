@@ -27,17 +27,8 @@ type HookReply struct {
 // bad signature get the same 401, so the endpoint does not tell strangers which projects
 // exist; the counter and the log name the real cause.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	forge, ok := forgehook.ParseForge(r.PathValue("forge"))
+	forge, ok := s.admit(w, r)
 	if !ok {
-		s.refuse(w, http.StatusNotFound, causeUnknownForge, "no such forge: use github, gitea, forgejo or gitlab")
-		return
-	}
-	if r.ContentLength > s.cfg.MaxHookBody {
-		s.refuse(w, http.StatusRequestEntityTooLarge, causeTooLarge, "delivery too large")
-		return
-	}
-	if !forgehook.HasSignature(forge, r.Header) {
-		s.refuse(w, http.StatusUnauthorized, causeMissingSignature, "the delivery is not signed")
 		return
 	}
 	select {
@@ -66,6 +57,23 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.deliver(w, r.Context(), forge, p, r.Header, body)
+}
+
+// admit refuses what needs no body to refuse: an unknown forge, a declared length over the
+// limit, a missing signature header.
+func (s *Service) admit(w http.ResponseWriter, r *http.Request) (forgehook.Forge, bool) {
+	forge, ok := forgehook.ParseForge(r.PathValue("forge"))
+	switch {
+	case !ok:
+		s.refuse(w, http.StatusNotFound, causeUnknownForge, "no such forge: use github, gitea, forgejo or gitlab")
+	case r.ContentLength > s.cfg.MaxHookBody:
+		s.refuse(w, http.StatusRequestEntityTooLarge, causeTooLarge, "delivery too large")
+	case !forgehook.HasSignature(forge, r.Header):
+		s.refuse(w, http.StatusUnauthorized, causeMissingSignature, "the delivery is not signed")
+	default:
+		return forge, true
+	}
+	return forge, false
 }
 
 // hookSecret finds the project of a hook path and opens its secret. For an unknown project
