@@ -15,6 +15,10 @@
 // keep-alives to make room first, and bounds request heads, bodies and keep-alive idleness
 // (the --max-http-* and --http-*-timeout flags; gradient-server §10.14).
 //
+// Projects with polling on are polled with git ls-remote every --poll-interval (60 s, "off"
+// disables it), and signed push webhooks arrive at /api/v1/hooks/{forge}/{project}; either
+// starts one evaluation per new head commit (gradient-server §11).
+//
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main
