@@ -15,6 +15,10 @@
 // keep-alives to make room first, and bounds request heads, bodies and keep-alive idleness
 // (the --max-http-* and --http-*-timeout flags; gradient-server §10.14).
 //
+// Projects with polling on are polled with git ls-remote every --poll-interval (60 s, "off"
+// disables it), and signed push webhooks arrive at /api/v1/hooks/{forge}/{project}; either
+// starts one evaluation per new head commit (gradient-server §11).
+//
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main
@@ -38,6 +42,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
+	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
 )
 
 type options struct {
@@ -49,10 +54,11 @@ type options struct {
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
+	pollInterval                          pollInterval
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
-	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits}
+	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits, pollInterval: pollInterval(trigger.DefaultPollInterval)}
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
 	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
@@ -64,6 +70,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
+	fs.Var(&o.pollInterval, "poll-interval", "`duration` between polls of the projects with polling on, jittered ±10% (0 or off: no polling; gradient-server §11.2)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -127,7 +134,7 @@ func run(o options, log *slog.Logger) error {
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost})
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval)})
 	if _, err := srv.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 func commands() []command {
 	cmds := []command{
 		bootstrapCommand(),
-		projectCreate(), projectList(), projectShow(),
+		projectCreate(), projectList(), projectShow(), projectSet(),
 		cacheCreate(), cacheList(), cacheKey(), cachePaths(), cacheSubscribe(true), cacheSubscribe(false),
 		workerRegister(), workerSetActive(false), workerSetActive(true), workerList(), workerShow(),
 		evalStart(), evalList(), evalShow(), buildShow(), buildLog(), abortEval(), abortBuild(),
@@ -72,6 +72,7 @@ func projectShow() command {
 				fields(w, "Project", p.Name, "ID", p.ID, "Repository", p.RepoURL, "Branch", orDefault(p.Branch),
 					"Wildcards", strings.Join(p.Wildcards, " "), "Force evaluation", yesNo(p.ForceEvaluation),
 					"SSH key", yesNo(p.HasSSHKey), "Caches", orNone(strings.Join(p.Caches, ", ")), "Created", stamp(p.CreatedAt))
+				printTriggers(w, p.Triggers)
 			})
 		}
 	}}

@@ -19,6 +19,8 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project create NAME --repo-url URL --wildcard PATTERNS [--wildcard ...] [--branch B] [--force-evaluation]
   project list
   project show PROJECT
+  project set PROJECT [--branch PATTERN ...] [--default-branch] [--tags[=false]] [--poll on|off]
+              [--webhook-secret-file FILE | --no-webhook-secret]
   cache create NAME [--public]
   cache list
   cache key CACHE
@@ -39,7 +41,7 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   team revoke PROJECT TEAM
   team disable TEAM WORKER_ID
   team enable TEAM WORKER_ID
-  eval start PROJECT COMMIT [--wildcard PATTERNS ...]
+  eval start PROJECT COMMIT|BRANCH [--wildcard PATTERNS ...]
   eval list PROJECT [--limit N]
   eval show EVALUATION_ID
   build show BUILD_ID

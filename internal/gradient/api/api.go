@@ -58,6 +58,9 @@ type Config struct {
 	CacheKeys CacheKeys
 	// Follow tunes followed build logs (gradient-server §16).
 	Follow FollowConfig
+	// Triggers serves the push webhooks and resolves branches (gradient-server §11); nil:
+	// no webhooks, and evaluations start by commit hash only.
+	Triggers Triggers
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -71,6 +74,7 @@ type api struct {
 	keys  CacheKeys
 	// follow tunes followed build logs (logfollow.go).
 	follow FollowConfig
+	trig   Triggers
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -92,6 +96,7 @@ var routes = []route{
 	{"GET", "/projects", scopeAdmin, (*api).listProjects},
 	{"POST", "/projects", scopeAdmin, (*api).createProject},
 	{"GET", "/projects/{project}", scopeAdmin, (*api).showProject},
+	{"PATCH", "/projects/{project}/triggers", scopeAdmin, (*api).setProjectTriggers},
 	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
 	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
 	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
@@ -128,7 +133,7 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
 	if a.live == nil {
 		a.live = noLive{}
 	}
@@ -154,7 +159,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	}))
-	return a.authenticate(mux)
+	return a.withHooks(a.authenticate(mux))
 }
 
 // endpoint wraps a route's handler with its scope check and error answer.

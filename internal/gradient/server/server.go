@@ -18,6 +18,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -61,6 +62,10 @@ type Config struct {
 	CacheKeyHost string
 	// CacheSessionIdle closes an idle cache session (0: DefaultCacheSessionIdle).
 	CacheSessionIdle time.Duration
+	// PollInterval is the round of repository polls (gradient-server §11.2; 0: no polling).
+	PollInterval time.Duration
+	// GitRemote says how git reaches a project's repository (nil: its URL, no credential).
+	GitRemote trigger.RemoteFunc
 }
 
 // Server is a running gradient-server's worker side.
@@ -92,6 +97,7 @@ type Server struct {
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
 	logs       *loghub.Hub // build log chunks to the API's followers (gradient-server §16)
+	triggers   *trigger.Service
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -107,10 +113,12 @@ func New(cfg Config) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hostileLog := ratelog.New(cfg.Logger.Handler(), ratelog.Config{Burst: hostileLogBurst, Every: hostileLogEvery, Now: cfg.Now})
-	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
+	s := &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{})}
+	s.triggers = s.newTriggers()
+	return s
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
@@ -144,7 +152,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs}}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
+		Triggers: s.triggers}))
 	return mux
 }
 
@@ -185,6 +194,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
 	go s.runDialer(ctx) // server-dialed workers (dialer.go)
+	go s.triggers.RunPoller(ctx, s.cfg.PollInterval)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time

@@ -38,6 +38,7 @@ func Run(t *testing.T, open Opener) {
 		{"Logs", logTests},
 		{"LiveLogs", liveLogTests},
 		{"Property", propertyTests},
+		{"Triggers", triggerTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
