@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -56,6 +57,9 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// RepoSecrets seals and opens projects' deploy keys and https tokens
+	// (gradient-server §13.1). nil: those routes answer 501.
+	RepoSecrets *aeadbox.Box
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +71,8 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	// secrets seals repository credentials; nil without Config.RepoSecrets.
+	secrets *aeadbox.Box
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -95,6 +101,12 @@ var routes = []route{
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
 	{"GET", "/projects/{project}/workers", scopeAdmin, (*api).listProjectWorkers},
+	{"POST", "/projects/{project}/ssh-key/generate", scopeAdmin, (*api).generateSSHKey},
+	{"PUT", "/projects/{project}/ssh-key", scopeAdmin, (*api).setSSHKey},
+	{"GET", "/projects/{project}/ssh-key", scopeAdmin, (*api).showSSHKey},
+	{"DELETE", "/projects/{project}/ssh-key", scopeAdmin, (*api).removeSSHKey},
+	{"PUT", "/projects/{project}/https-token", scopeAdmin, (*api).setHTTPSToken},
+	{"DELETE", "/projects/{project}/https-token", scopeAdmin, (*api).removeHTTPSToken},
 	{"PUT", "/projects/{project}/teams/{team}", scopeAdmin, (*api).grantTeam},
 	{"DELETE", "/projects/{project}/teams/{team}", scopeAdmin, (*api).revokeTeam},
 	{"GET", "/teams", scopeAdmin, (*api).listTeams},
@@ -125,6 +137,7 @@ var routes = []route{
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
 	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a.secrets = cfg.RepoSecrets
 	if a.live == nil {
 		a.live = noLive{}
 	}

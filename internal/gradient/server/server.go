@@ -142,7 +142,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys()}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), RepoSecrets: s.cfg.Secrets}))
 	return mux
 }
 
