@@ -19,6 +19,12 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project create NAME --repo-url URL --wildcard PATTERNS [--wildcard ...] [--branch B] [--force-evaluation]
   project list
   project show PROJECT
+  project ssh-key generate PROJECT          (prints the public key for the forge's deploy keys)
+  project ssh-key set PROJECT --key-file FILE
+  project ssh-key show PROJECT
+  project ssh-key remove PROJECT
+  project https-token set PROJECT --token-file FILE [--username NAME]
+  project https-token remove PROJECT
   cache create NAME [--public]
   cache list
   cache key CACHE
