@@ -61,12 +61,16 @@ func (n *Nix) Clone(ctx context.Context, req CloneRequest) (string, error) {
 	return "git+file://" + dir + "?rev=" + req.Commit, nil
 }
 
-// redactURL drops user info (a token in an https URL) from a repository URL for errors.
+// redactURL drops what may be a secret from a repository URL for errors: all user info of an
+// http(s) URL (a token is often written as its user), the password of any other.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw
 	}
-	u.User = url.User("…")
-	return u.String()
+	if u.Scheme == "http" || u.Scheme == "https" {
+		u.User = url.User("…")
+		return u.String()
+	}
+	return u.Redacted()
 }

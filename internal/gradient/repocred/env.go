@@ -52,11 +52,12 @@ func Prepare(parent, repoURL string, c Credential) (env []string, cleanup func()
 	return env, cleanup, nil
 }
 
-// sshCommand is GIT_SSH_COMMAND: batch mode (no prompt), a connect timeout and keep-alives,
+// sshCommand is GIT_SSH_COMMAND: errors only (no known-hosts chatter in a job's error),
+// batch mode (no prompt), a connect timeout and keep-alives,
 // the host key learnt on first use into a known_hosts of this directory only, no agent, and
 // only the given key (or none at all).
 func sshCommand(dir string, c Credential) (string, error) {
-	opts := []string{"ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + strconv.Itoa(connectTimeoutSecs),
+	opts := []string{"ssh", "-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=" + strconv.Itoa(connectTimeoutSecs),
 		"-o", "ServerAliveInterval=" + strconv.Itoa(aliveIntervalSecs), "-o", "ServerAliveCountMax=3",
 		"-o", "StrictHostKeyChecking=accept-new", "-o", "UserKnownHostsFile=" + quote(filepath.Join(dir, "known_hosts")),
 		"-o", "IdentityAgent=none", "-o", "IdentitiesOnly=yes"}
