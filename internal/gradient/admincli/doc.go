@@ -21,6 +21,12 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project show PROJECT
   project set PROJECT [--branch PATTERN ...] [--default-branch] [--tags[=false]] [--poll on|off]
               [--webhook-secret-file FILE | --no-webhook-secret]
+  project ssh-key generate PROJECT          (prints the public key for the forge's deploy keys)
+  project ssh-key set PROJECT --key-file FILE
+  project ssh-key show PROJECT
+  project ssh-key remove PROJECT
+  project https-token set PROJECT --token-file FILE [--username NAME]
+  project https-token remove PROJECT
   cache create NAME [--public]
   cache list
   cache key CACHE

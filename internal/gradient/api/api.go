@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -61,6 +62,9 @@ type Config struct {
 	// Triggers serves the push webhooks and resolves branches (gradient-server §11); nil:
 	// no webhooks, and evaluations start by commit hash only.
 	Triggers Triggers
+	// RepoSecrets seals and opens projects' deploy keys and https tokens
+	// (gradient-server §13.1). nil: those routes answer 501.
+	RepoSecrets *aeadbox.Box
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -75,6 +79,8 @@ type api struct {
 	// follow tunes followed build logs (logfollow.go).
 	follow FollowConfig
 	trig   Triggers
+	// secrets seals repository credentials; nil without Config.RepoSecrets.
+	secrets *aeadbox.Box
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -104,6 +110,12 @@ var routes = []route{
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
 	{"GET", "/projects/{project}/workers", scopeAdmin, (*api).listProjectWorkers},
+	{"POST", "/projects/{project}/ssh-key/generate", scopeAdmin, (*api).generateSSHKey},
+	{"PUT", "/projects/{project}/ssh-key", scopeAdmin, (*api).setSSHKey},
+	{"GET", "/projects/{project}/ssh-key", scopeAdmin, (*api).showSSHKey},
+	{"DELETE", "/projects/{project}/ssh-key", scopeAdmin, (*api).removeSSHKey},
+	{"PUT", "/projects/{project}/https-token", scopeAdmin, (*api).setHTTPSToken},
+	{"DELETE", "/projects/{project}/https-token", scopeAdmin, (*api).removeHTTPSToken},
 	{"PUT", "/projects/{project}/teams/{team}", scopeAdmin, (*api).grantTeam},
 	{"DELETE", "/projects/{project}/teams/{team}", scopeAdmin, (*api).revokeTeam},
 	{"GET", "/teams", scopeAdmin, (*api).listTeams},
@@ -134,6 +146,7 @@ var routes = []route{
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
 	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
+	a.secrets = cfg.RepoSecrets
 	if a.live == nil {
 		a.live = noLive{}
 	}

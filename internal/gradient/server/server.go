@@ -153,7 +153,7 @@ func (s *Server) Handler() http.Handler {
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
 		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
-		Triggers: s.triggers}))
+		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets}))
 	return mux
 }
 

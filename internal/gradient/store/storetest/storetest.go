@@ -39,6 +39,7 @@ func Run(t *testing.T, open Opener) {
 		{"LiveLogs", liveLogTests},
 		{"Property", propertyTests},
 		{"Triggers", triggerTests},
+		{"RepoCredentials", repoCredTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
