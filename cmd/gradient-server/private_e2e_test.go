@@ -151,11 +151,31 @@ func TestPrivateRepositoryOverSSH(t *testing.T) {
 		t.Fatalf("the project without a key: %s", text)
 	}
 	checkNoKeyLeft(t, f.baseDir)
+	serverResolvesBranchesWithTheKey(t, addr, key, flake)
 	secretKey := privateKeyBody(t, private.ID, dataDir)
 	for _, p := range []*proc{w, srv.proc} {
 		if strings.Contains(p.log.String(), secretKey) {
 			t.Errorf("%s logged the deploy key", p.name)
 		}
+	}
+}
+
+// serverResolvesBranchesWithTheKey: the server's own git (branch resolution, and polls)
+// reaches the private repository with the project's deploy key, and fails fast without one.
+func serverResolvesBranchesWithTheKey(t *testing.T, addr, key string, flake nixexectest.Flake) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", flake.Dir, "symbolic-ref", "--short", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := strings.TrimSpace(string(out))
+	if got := admin(t, addr, key, "eval", "start", "private", branch); !strings.Contains(got, flake.Commit) {
+		t.Fatalf("eval start private %s resolved to:\n%s", branch, got)
+	}
+	cmd := serverCmd("admin", "eval", "start", "nokey", branch)
+	cmd.Env = append(cmd.Env, "GRADIENT_SERVER=http://"+addr, "GRADIENT_API_KEY="+key)
+	if got, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(got), "Permission denied") {
+		t.Fatalf("eval start nokey %s: %v\n%s", branch, err, got)
 	}
 }
 

@@ -87,7 +87,7 @@ func (s *Service) listRemote(ctx context.Context, p store.Project) (gitref.Listi
 		case ctx.Err() != nil:
 			msg = fmt.Sprintf("no answer within %s", s.cfg.GitTimeout)
 		}
-		return gitref.Listing{}, fmt.Errorf("git ls-remote %s: %w: %s", p.RepoURL, err, lastLine(msg))
+		return gitref.Listing{}, fmt.Errorf("git ls-remote %s: %w: %s", p.RepoURL, err, gitMessage(msg))
 	}
 	l, err := gitref.ParseLsRemote(out.buf.Bytes())
 	if err != nil {
@@ -96,11 +96,19 @@ func (s *Service) listRemote(ctx context.Context, p store.Project) (gitref.Listi
 	return l, nil
 }
 
-// lastLine keeps git's last message line (the fatal one), short.
-func lastLine(s string) string {
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+// gitMessage keeps what git said that names the cause (ssh's "Permission denied
+// (publickey)" comes before git's own fatal line), without the advice git appends to every
+// failed remote, on one short line.
+func gitMessage(s string) string {
+	var kept []string
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "Please make sure you have the correct access rights") || l == "and the repository exists." {
+			continue
+		}
+		kept = append(kept, l)
 	}
+	s = strings.Join(kept, "; ")
 	if len(s) > 300 {
 		s = s[:300]
 	}
