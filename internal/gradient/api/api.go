@@ -56,6 +56,8 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// GC collects the server's cache (POST /gc). nil: 501.
+	GC GarbageCollector
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +69,7 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	gc    GarbageCollector
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -119,12 +122,13 @@ var routes = []route{
 	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
 	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
 	{"DELETE", "/api-keys/{id}", scopeAdmin, (*api).revokeAPIKey},
+	{"POST", "/gc", scopeAdmin, (*api).collectGarbage},
 }
 
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, gc: cfg.GC}
 	if a.live == nil {
 		a.live = noLive{}
 	}

@@ -86,7 +86,7 @@ func Make(now time.Time, pol Policy, evals []Evaluation, paths []Path) Plan {
 			plan.KeptBytes += p.Size
 			continue
 		}
-		d := deletion(pol, p, why[p.Hash])
+		d := deletion(now, pol, p, why[p.Hash])
 		plan.Delete = append(plan.Delete, d)
 		plan.DeleteBytes += d.Size
 	}
@@ -162,8 +162,9 @@ func copySet(m map[string]bool) map[string]bool {
 	return out
 }
 
-// deletion says why p goes: the later of its evaluation's drop and the end of its TTL.
-func deletion(pol Policy, p Path, by superseded) Deletion {
+// deletion says why p goes and since when: the later of its evaluation's drop and the end of
+// its TTL, never after now (a fetch stamped by a clock ahead of ours).
+func deletion(now time.Time, pol Policy, p Path, by superseded) Deletion {
 	d := Deletion{Hash: p.Hash, Size: p.Size, Since: p.lastUsed()}
 	if pol.KeepFetched > 0 {
 		d.Since = d.Since.Add(pol.KeepFetched)
@@ -178,6 +179,9 @@ func deletion(pol Policy, p Path, by superseded) Deletion {
 	}
 	if pol.KeepFetched > 0 {
 		d.Reason += fmt.Sprintf("; not stored or fetched for %s", pol.KeepFetched)
+	}
+	if d.Since.After(now) {
+		d.Since = now
 	}
 	return d
 }

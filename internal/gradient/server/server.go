@@ -12,6 +12,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/cachegc"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
@@ -60,6 +61,8 @@ type Config struct {
 	CacheKeyHost string
 	// CacheSessionIdle closes an idle cache session (0: DefaultCacheSessionIdle).
 	CacheSessionIdle time.Duration
+	// Retention is the cache's garbage collection, disk cap and sweeps (retention.go).
+	Retention RetentionConfig
 }
 
 // Server is a running gradient-server's worker side.
@@ -90,6 +93,8 @@ type Server struct {
 
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
+	gc         *cachegc.Collector
+	disk       diskMeter // the disk cap's estimate (retention.go)
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -105,10 +110,12 @@ func New(cfg Config) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hostileLog := ratelog.New(cfg.Logger.Handler(), ratelog.Config{Burst: hostileLogBurst, Every: hostileLogEvery, Now: cfg.Now})
-	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
+	s := &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
-		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
+		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{Now: cfg.Now}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
+	s.gc = newCollector(s)
+	return s
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
@@ -142,7 +149,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys()}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), GC: s.CollectGarbage}))
 	return mux
 }
 
@@ -182,7 +189,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // Run drives the background passes (dispatch kicks every 5 s and on demand, liveness, and
 // dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	go s.runDialer(ctx) // server-dialed workers (dialer.go)
+	go s.runDialer(ctx)    // server-dialed workers (dialer.go)
+	go s.runRetention(ctx) // sweeps, cache gc and the disk cap (retention.go)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time
