@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/apiclient"
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec/nixexectest"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
@@ -77,6 +78,40 @@ func TestCacheGCKeepsTheNewestEvaluationsClosure(t *testing.T) {
 	oldOut := storeLines(t, "nix-store", "-q", "--outputs", buildNamed(t, first, "c").DrvPath)[0]
 	if log, ok := nixCopyFrom(t, url, cache.PublicKey, netrc, oldOut); ok {
 		t.Fatalf("a collected path was still copied:\n%s", log)
+	}
+	f.diskCapCollects(t, first, second, kept)
+}
+
+// diskCapCollects evaluates a third commit, then restarts the server with a disk cap of
+// 1 KiB and a log retention of 1 ns: it collects by itself, removing the second evaluation's
+// paths, the first two evaluations and their builds' logs, while the third
+// evaluation keeps its paths and logs.
+func (f *fleet) diskCapCollects(t *testing.T, first, second api.EvaluationDetail, secondPaths []string) {
+	worker := f.startWorker()
+	third := f.completed(t, f.evaluateCommit(t, f.recommit(t)), 5*time.Minute, worker, f.srv.proc)
+	worker.stop()
+	f.srv.stop()
+	f.srv = startServer(t, f.srv.addr, f.srv.dataDir, "--keep-evaluations=1", "--keep-fetched=0", "--gc-interval=0",
+		"--cache-max-disk=1K", "--keep-logs=1ns")
+	waitFor(t, "the disk cap's collection", 30*time.Second, func() (bool, string) {
+		objects := narObjects(t, f.srv.dataDir)
+		hash, _ := store.StoreHash(secondPaths[0])
+		return !slices.Contains(objects, hash), f.srv.log.String()
+	})
+	f.srv.waitLog(`msg="cache gc" deleted=7 .*evaluations_pruned=2 logs_pruned=6`, 10*time.Second)
+	for _, ev := range []api.EvaluationDetail{first, second} {
+		if _, err := f.api.Evaluation(bg, ev.Evaluation.ID); err == nil {
+			t.Errorf("evaluation %s outlived --keep-logs", ev.Evaluation.ID)
+		}
+	}
+	if _, err := f.api.Evaluation(bg, third.Evaluation.ID); err != nil {
+		t.Fatalf("the kept evaluation: %v", err)
+	}
+	for ev, want := range map[*api.EvaluationDetail]bool{&second: false, &third: true} {
+		chunk, err := f.api.BuildLog(bg, buildNamed(t, *ev, "c").ID, apiclient.LogQuery{})
+		if err != nil || (len(chunk.Data) > 0) != want {
+			t.Errorf("log of c in evaluation %s: %q, %v; want a log: %v", ev.Evaluation.ID, chunk.Data, err, want)
+		}
 	}
 }
 
