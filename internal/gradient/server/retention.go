@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/cachegc"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/retention"
 )
 
@@ -33,6 +35,21 @@ type RetentionConfig struct {
 	// DefaultSweepEvery); DiskCheck compares the disk estimate with the cap (0:
 	// DefaultDiskCheck).
 	SweepEvery, DiskCheck time.Duration
+}
+
+// retentionCounters count what the retention passes did.
+type retentionCounters struct {
+	collections, pathsDeleted, bytesDeleted, leasesSwept, partialsSwept atomic.Uint64
+}
+
+func (c *retentionCounters) metrics() []counter.Metric {
+	return []counter.Metric{
+		{Name: "gradient_cache_gc_runs_total", Help: "Cache collections run (not dry runs): interval, disk cap or admin.", Value: &c.collections},
+		{Name: "gradient_cache_gc_paths_deleted_total", Help: "Cached paths a collection deleted, row and object.", Value: &c.pathsDeleted},
+		{Name: "gradient_cache_gc_bytes_deleted_total", Help: "Bytes of NAR objects collections deleted.", Value: &c.bytesDeleted},
+		{Name: "gradient_upload_leases_swept_total", Help: "Upload leases the sweep reclaimed after they made no progress for the lease.", Value: &c.leasesSwept},
+		{Name: "gradient_partial_uploads_swept_total", Help: "Partial uploads the sweep deleted after no one wrote them for the lease.", Value: &c.partialsSwept},
+	}
 }
 
 // diskMeter estimates the NAR objects' bytes between measurements: the last measured size
@@ -63,7 +80,12 @@ func (s *Server) holdUploads(storeHash string) (func(), bool) {
 func (s *Server) CollectGarbage(ctx context.Context, dryRun bool) (api.GCReport, error) {
 	rep, err := s.gc.Run(ctx, dryRun)
 	if !dryRun {
-		s.measureDisk()
+		s.retained.collections.Add(1)
+		s.retained.pathsDeleted.Add(uint64(len(rep.Deleted)))
+		s.retained.bytesDeleted.Add(uint64(rep.DeletedBytes))
+		if s.cfg.Retention.MaxDisk > 0 {
+			s.measureDisk()
+		}
 	}
 	return gcReport(rep), err
 }
@@ -124,9 +146,11 @@ func cmpOr(d, def time.Duration) time.Duration {
 // uploads no one wrote for a lease.
 func (s *Server) sweep() {
 	if n := s.uploads.Sweep(); n > 0 {
+		s.retained.leasesSwept.Add(uint64(n))
 		s.log.Info("upload leases expired", "uploads", n)
 	}
 	n, err := s.cfg.NARs.SweepPartials(cacheserve.DefaultLease)
+	s.retained.partialsSwept.Add(uint64(n))
 	if err != nil {
 		s.log.Warn("sweeping partial uploads", "err", err)
 	}

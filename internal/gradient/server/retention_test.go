@@ -52,6 +52,9 @@ func TestPartialsAndExpiredLeasesAreSweptOnATimer(t *testing.T) {
 	if large, small, bytes := r.srv.uploads.Usage(); large+small != 0 || bytes != 0 {
 		t.Fatalf("admission after the sweep: %d large, %d small, %d bytes", large, small, bytes)
 	}
+	for _, name := range []string{"gradient_upload_leases_swept_total", "gradient_partial_uploads_swept_total"} {
+		eventually(t, name+" to count 1", func() bool { v, _ := seriesValue(scrapeMetrics(t, r.srv), name); return v == 1 })
+	}
 }
 
 // TestTheDiskCapStartsACollection: with the NAR objects over the cap, the server collects
@@ -77,11 +80,18 @@ func TestTheDiskCapStartsACollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.srv.measureDisk() // the object did not come through an upload, which the estimate counts
-	eventually(t, "the cap's collection to delete the object", func() bool {
-		ok, _, _ := r.srv.cfg.NARs.Has(hash)
-		return !ok
-	})
+	eventually(t, "the cap's collection", func() bool { return r.srv.retained.collections.Load() > 0 })
+	if ok, _, _ := r.srv.cfg.NARs.Has(hash); ok {
+		t.Fatal("the object outlived the collection")
+	}
 	if g, err := r.st.RetentionGraph(ctx); err != nil || len(g.Paths) != 0 {
 		t.Fatalf("rows after the collection: %+v, %v", g.Paths, err)
+	}
+	m := scrapeMetrics(t, r.srv)
+	if v, _ := seriesValue(m, "gradient_cache_gc_paths_deleted_total"); v != 1 {
+		t.Errorf("gradient_cache_gc_paths_deleted_total = %v, want 1", v)
+	}
+	if v, _ := seriesValue(m, "gradient_cache_gc_bytes_deleted_total"); v != float64(len(obj.Compressed)) {
+		t.Errorf("gradient_cache_gc_bytes_deleted_total = %v, want %d", v, len(obj.Compressed))
 	}
 }

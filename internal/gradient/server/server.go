@@ -94,7 +94,8 @@ type Server struct {
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
 	gc         *cachegc.Collector
-	disk       diskMeter // the disk cap's estimate (retention.go)
+	disk       diskMeter         // the disk cap's estimate (retention.go)
+	retained   retentionCounters // what the retention passes did (retention.go)
 }
 
 // New builds a server. Call Recover before serving the first session.
