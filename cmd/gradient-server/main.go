@@ -55,6 +55,7 @@ type options struct {
 	anonymousCache                        bool
 	cacheKeyHost                          string
 	pollInterval                          pollInterval
+	retention                             server.RetentionConfig
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -77,6 +78,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.DurationVar(&o.http.IdleTimeout, "http-idle-timeout", o.http.IdleTimeout, "close a keep-alive connection that sends no request for this long")
 	fs.DurationVar(&o.http.HeaderTimeout, "http-header-timeout", o.http.HeaderTimeout, "drop a connection whose request head takes longer than this")
 	fs.DurationVar(&o.http.BodyTimeout, "http-body-timeout", o.http.BodyTimeout, "drop a request whose body takes longer than this to arrive")
+	retentionFlags(fs, &o.retention)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -134,7 +136,8 @@ func run(o options, log *slog.Logger) error {
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval)})
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
+		Retention: o.retention})
 	if _, err := srv.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}

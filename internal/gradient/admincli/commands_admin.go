@@ -20,6 +20,7 @@ func commands() []command {
 		keyCreate(), keyList(), keyRevoke(),
 	}
 	cmds = append(cmds, repoCredCommands()...)
+	cmds = append(cmds, cacheGC())
 	return append(cmds, teamCommands()...)
 }
 

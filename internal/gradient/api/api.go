@@ -65,6 +65,8 @@ type Config struct {
 	// RepoSecrets seals and opens projects' deploy keys and https tokens
 	// (gradient-server §13.1). nil: those routes answer 501.
 	RepoSecrets *aeadbox.Box
+	// GC collects the server's cache (POST /gc). nil: 501.
+	GC GarbageCollector
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -81,6 +83,7 @@ type api struct {
 	trig   Triggers
 	// secrets seals repository credentials; nil without Config.RepoSecrets.
 	secrets *aeadbox.Box
+	gc      GarbageCollector
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -140,13 +143,14 @@ var routes = []route{
 	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
 	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
 	{"DELETE", "/api-keys/{id}", scopeAdmin, (*api).revokeAPIKey},
+	{"POST", "/gc", scopeAdmin, (*api).collectGarbage},
 }
 
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
 	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
-	a.secrets = cfg.RepoSecrets
+	a.secrets, a.gc = cfg.RepoSecrets, cfg.GC
 	if a.live == nil {
 		a.live = noLive{}
 	}

@@ -23,10 +23,8 @@ func (s *Server) Apply(ctx context.Context, e store.Effects) {
 			continue
 		}
 		w.forget(a.AssignmentID)
-		if err := w.send(ctx, &wire.AbortJob{JobID: a.Job.String(), Reason: "aborted by the server"}); err != nil {
-			w.log.Warn("sending AbortJob", "job", a.Job, "err", err)
-		}
-		s.counters.JobsAborted.Add(1)
+		// Counted only when sent: the counter is AbortJob messages sent, not attempted.
+		w.abortJob(ctx, a.Job, "aborted by the server")
 	}
 	for _, hash := range e.Demoted {
 		if err := s.cfg.NARs.Remove(hash); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/cachegc"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/loghub"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
@@ -66,6 +67,8 @@ type Config struct {
 	PollInterval time.Duration
 	// GitRemote says how git reaches a project's repository (nil: its URL, no credential).
 	GitRemote trigger.RemoteFunc
+	// Retention is the cache's garbage collection, disk cap and sweeps (retention.go).
+	Retention RetentionConfig
 }
 
 // Server is a running gradient-server's worker side.
@@ -98,6 +101,9 @@ type Server struct {
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
 	logs       *loghub.Hub // build log chunks to the API's followers (gradient-server §16)
 	triggers   *trigger.Service
+	gc         *cachegc.Collector
+	disk       diskMeter         // the disk cap's estimate (retention.go)
+	retained   retentionCounters // what the retention passes did (retention.go)
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -115,9 +121,10 @@ func New(cfg Config) *Server {
 	hostileLog := ratelog.New(cfg.Logger.Handler(), ratelog.Config{Burst: hostileLogBurst, Every: hostileLogEvery, Now: cfg.Now})
 	s := &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
-		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
+		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{Now: cfg.Now}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{})}
 	s.triggers = s.newTriggers()
+	s.gc = newCollector(s)
 	return s
 }
 
@@ -153,7 +160,7 @@ func (s *Server) Handler() http.Handler {
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
 		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
-		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets}))
+		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage}))
 	return mux
 }
 
@@ -193,7 +200,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // Run drives the background passes (dispatch kicks every 5 s and on demand, liveness, and
 // dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	go s.runDialer(ctx) // server-dialed workers (dialer.go)
+	go s.runDialer(ctx)    // server-dialed workers (dialer.go)
+	go s.runRetention(ctx) // sweeps, cache gc and the disk cap (retention.go)
 	go s.triggers.RunPoller(ctx, s.cfg.PollInterval)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()

@@ -19,6 +19,7 @@ type Store interface {
 	Reads
 	Triggers
 	RepoCredentials
+	Retention
 	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
 	// session: open assignments close as abandoned, running attempts become Aborted,
 	// Building builds and interrupted evaluations (Fetching, EvaluatingFlake,

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"Property", propertyTests},
 		{"Triggers", triggerTests},
 		{"RepoCredentials", repoCredTests},
+		{"Retention", retentionTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
