@@ -26,7 +26,10 @@ func (s *Store) CreateEvaluation(ctx context.Context, e store.NewEvaluation) (st
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO evaluation (id, project_id, commit_sha, wildcards, status, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, 0, $5, $5)`, out.ID, out.ProjectID, out.Commit, encodeList(out.Wildcards), now)
-		return err
+		if err != nil {
+			return err
+		}
+		return queueEvaluationStatus(ctx, tx, now, out.ID, store.EvalQueued) // gradient-server §12.2
 	})
 	return out, err
 }
