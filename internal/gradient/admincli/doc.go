@@ -19,6 +19,8 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project create NAME --repo-url URL --wildcard PATTERNS [--wildcard ...] [--branch B] [--force-evaluation]
   project list
   project show PROJECT
+  project status PROJECT [--forge github|gitea|gitlab|none --api-url URL --repo OWNER/REPO --token-file FILE]
+                 [--per-build on|off] [--notify-url URL --notify-secret-file FILE]
   cache create NAME [--public]
   cache list
   cache key CACHE

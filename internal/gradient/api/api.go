@@ -56,6 +56,9 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// SealStatusSecret seals forge tokens and webhook secrets for purpose (gradient-server
+	// §12). nil: setting them is refused with 501.
+	SealStatusSecret func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +70,8 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	// sealStatus seals forge tokens and webhook secrets (statuses.go).
+	sealStatus func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -91,6 +96,8 @@ var routes = []route{
 	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
 	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
 	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
+	{"GET", "/projects/{project}/status", scopeAdmin, (*api).showProjectStatus},
+	{"PUT", "/projects/{project}/status", scopeAdmin, (*api).setProjectStatus},
 	{"POST", "/projects/{project}/evaluations", scopeAdmin, (*api).startEvaluation},
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
@@ -124,7 +131,8 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys,
+		sealStatus: cfg.SealStatusSecret}
 	if a.live == nil {
 		a.live = noLive{}
 	}

@@ -24,6 +24,7 @@ func (s *Server) metricsRegistry(extra ...counter.Metric) *promexport.Registry {
 	reg.Add(counter.Metric{Name: "gradient_log_lines_suppressed_total",
 		Help:  "Log lines about hostile events (malformed openings, violations, refusals) dropped by the log's rate bound.",
 		Value: s.hostileLog.SuppressedCounter()})
+	reg.Add(s.statuses.Counters().Metrics()...)
 	reg.Add(extra...)
 	return reg
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/statussender"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
@@ -60,6 +61,9 @@ type Config struct {
 	CacheKeyHost string
 	// CacheSessionIdle closes an idle cache session (0: DefaultCacheSessionIdle).
 	CacheSessionIdle time.Duration
+	// PublicURL is where browsers reach this server; commit statuses link to
+	// <PublicURL>/evaluations/<id> (gradient-server §12).
+	PublicURL string
 }
 
 // Server is a running gradient-server's worker side.
@@ -90,6 +94,7 @@ type Server struct {
 
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
+	statuses   *statussender.Sender
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -108,7 +113,7 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), statuses: newStatusSender(cfg)}
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
@@ -142,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys()}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), SealStatusSecret: s.sealStatusSecret()}))
 	return mux
 }
 
@@ -182,7 +187,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // Run drives the background passes (dispatch kicks every 5 s and on demand, liveness, and
 // dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	go s.runDialer(ctx) // server-dialed workers (dialer.go)
+	go s.runDialer(ctx)    // server-dialed workers (dialer.go)
+	go s.statuses.Run(ctx) // commit statuses and webhook events (statuses.go)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time
@@ -210,6 +216,7 @@ func (s *Server) Run(ctx context.Context) {
 // Kick asks the dispatcher to offer queued jobs to idle slots now (a new evaluation, a
 // startable build).
 func (s *Server) Kick() {
+	s.statuses.Kick() // a new evaluation or a state change may have queued statuses
 	select {
 	case s.kick <- struct{}{}:
 	default:
