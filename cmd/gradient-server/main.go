@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,6 +50,7 @@ type options struct {
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
+	publicURL                             string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -64,6 +66,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at (http://host:port); commit statuses link to <URL>/evaluations/<id>")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -75,6 +78,9 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (administration commands run as `gradient-server admin …`)", fs.Arg(0))
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return o, err
 	}
 	if o.heartbeat < 0 {
 		return o, errors.New("--worker-heartbeat-timeout must not be negative")
@@ -127,7 +133,7 @@ func run(o options, log *slog.Logger) error {
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost})
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PublicURL: o.publicURL})
 	if _, err := srv.Recover(ctx); err != nil {
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
@@ -168,6 +174,17 @@ func serveMetrics(ctx context.Context, addr string, metrics http.Handler) (strin
 	go hs.Serve(ln)
 	context.AfterFunc(ctx, func() { hs.Close() })
 	return ln.Addr().String(), nil
+}
+
+// checkPublicURL admits "" (statuses carry no link) or an absolute http(s) URL.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("--public-url %q: want http(s)://host[:port][/path]", s)
+	}
+	return nil
 }
 
 func stateName(o options) string {

@@ -2,6 +2,7 @@ package forgestatus
 
 import (
 	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -135,6 +136,41 @@ func TestParseForge(t *testing.T) {
 	for in, want := range map[string]Forge{"github": GitHub, "GitHub": GitHub, "forgejo": Gitea, "gitea": Gitea, " gitlab ": GitLab} {
 		if got, err := ParseForge(in); err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+}
+
+// What Build makes, Decode reads back the same: the fake forge and the sender agree.
+func TestDecodeReadsBuild(t *testing.T) {
+	s := Status{Commit: sha, State: Canceled, TargetURL: "http://ci/evaluations/1", Description: "d", Context: "gradient/x"}
+	for _, tg := range []Target{{GitHub, "http://h", "a/b"}, {Gitea, "http://h", "a/b"}, {GitLab, "http://h", "g/s/p"}} {
+		r, err := Build(tg, "tok", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(r.URL)
+		h := map[string]string{}
+		for k, v := range r.Header {
+			h[http.CanonicalHeaderKey(k)] = v
+		}
+		got, err := Decode(r.Method, u.EscapedPath(), h, r.Body)
+		want := Received{Forge: tg.Forge, Repo: tg.Repo, Commit: sha, State: ForgeState(tg.Forge, Canceled),
+			TargetURL: s.TargetURL, Description: "d", Context: "gradient/x", Token: "tok"}
+		if err != nil || got != want {
+			t.Errorf("%s: %+v, %v", tg.Forge, got, err)
+		}
+	}
+	for name, c := range map[string][4]string{
+		"get":          {"GET", "/repos/a/b/statuses/" + sha, "Bearer t", `{"state":"success"}`},
+		"no token":     {"POST", "/repos/a/b/statuses/" + sha, "", `{"state":"success"}`},
+		"wrong scheme": {"POST", "/api/v1/repos/a/b/statuses/" + sha, "Bearer t", `{"state":"success"}`},
+		"bad state":    {"POST", "/repos/a/b/statuses/" + sha, "Bearer t", `{"state":"failed"}`},
+		"short sha":    {"POST", "/repos/a/b/statuses/abc", "Bearer t", `{"state":"success"}`},
+		"other path":   {"POST", "/hook", "Bearer t", `{}`},
+	} {
+		h := map[string]string{"Authorization": c[2], "Content-Type": "application/json"}
+		if _, err := Decode(c[0], c[1], h, []byte(c[3])); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -39,3 +39,22 @@ func FuzzTarget(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecode: a fake forge reads requests from anyone; Decode never panics, and what it
+// accepts names a known forge, a valid commit and a token.
+func FuzzDecode(f *testing.F) {
+	sha := strings.Repeat("ab", 20)
+	f.Add("POST", "/repos/a/b/statuses/"+sha, "Bearer t", "application/json", []byte(`{"state":"success","context":"c"}`))
+	f.Add("POST", "/api/v4/projects/a%2Fb/statuses/"+sha, "", "application/x-www-form-urlencoded", []byte("state=failed&name=c"))
+	f.Add("POST", "/api/v1/repos/a/b/statuses/"+sha, "token t", "application/json", []byte(`{"state":"warning"}`))
+	f.Fuzz(func(t *testing.T, method, path, auth, ctype string, body []byte) {
+		h := map[string]string{"Authorization": auth, "Content-Type": ctype, "Private-Token": auth}
+		r, err := Decode(method, path, h, body)
+		if err != nil {
+			return
+		}
+		if _, perr := ParseForge(string(r.Forge)); perr != nil || ValidateCommit(r.Commit) != nil || r.Token == "" {
+			t.Fatalf("accepted %+v", r)
+		}
+	})
+}
