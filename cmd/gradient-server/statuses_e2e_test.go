@@ -326,3 +326,42 @@ func waitDelivered(t *testing.T, c *apiclient.Client, id string) api.EvaluationD
 	})
 	return d
 }
+
+// TestCommitStatusSurvivesRestart: a status the forge refused (503) stays in the outbox
+// across a kill -9 of the server and is delivered by the restarted one (gradient-server
+// §12.4). No worker is needed: the pending status of a queued evaluation is enough.
+func TestCommitStatusSurvivesRestart(t *testing.T) {
+	var down sync.Mutex
+	refusing := true
+	forge := &fakeForges{t: t, failOnce: map[string]bool{}}
+	forge.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		down.Lock()
+		defer down.Unlock()
+		if refusing {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		forge.serve(w, r)
+	}))
+	t.Cleanup(forge.srv.Close)
+	f := newFleetFlags(t, "--public-url=http://ADDR")
+	configureStatus(t, f, "--forge=github", "--api-url="+forge.srv.URL, "--repo=acme/app", "--token-file="+secretFile(t, "gh-token"))
+	id := f.evaluate(t)
+	waitFor(t, "a refused attempt", 30*time.Second, func() (bool, string) {
+		d, err := f.api.Evaluation(bg, id)
+		if err != nil || len(d.Statuses) != 1 {
+			return false, fmt.Sprint(err)
+		}
+		s := d.Statuses[0]
+		return s.Attempts >= 1 && s.LastHTTP == 503 && s.Delivery == "queued", fmt.Sprintf("%+v", s)
+	})
+	f.srv.kill()
+	down.Lock()
+	refusing = false
+	down.Unlock()
+	f.srv = startServer(t, f.srv.addr, f.srv.dataDir, "--public-url=http://"+f.srv.addr)
+	d := waitDelivered(t, f.api, id)
+	if got := forge.accepted("github", "gradient/demo"); len(got) != 1 || got[0] != "pending" || d.Statuses[0].LastHTTP != 201 {
+		t.Fatalf("after the restart the forge accepted %v; statuses %+v", got, d.Statuses)
+	}
+}
