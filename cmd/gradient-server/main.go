@@ -15,6 +15,9 @@
 // keep-alives to make room first, and bounds request heads, bodies and keep-alive idleness
 // (the --max-http-* and --http-*-timeout flags; gradient-server §10.14).
 //
+// Commit statuses and the signed outgoing webhook of each project go out from an outbox in
+// the state, linking to --public-url (gradient-server §12).
+//
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main

@@ -328,8 +328,8 @@ func waitDelivered(t *testing.T, c *apiclient.Client, id string) api.EvaluationD
 }
 
 // TestCommitStatusSurvivesRestart: a status the forge refused (503) stays in the outbox
-// across a kill -9 of the server and is delivered by the restarted one (gradient-server
-// §12.4). No worker is needed: the pending status of a queued evaluation is enough.
+// across a kill -9 of the server and is delivered by the restarted one
+// (gradient-server §12.4). No worker is needed: a queued evaluation's pending status is enough.
 func TestCommitStatusSurvivesRestart(t *testing.T) {
 	var down sync.Mutex
 	refusing := true

@@ -56,8 +56,8 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
-	// SealStatusSecret seals forge tokens and webhook secrets for purpose (gradient-server
-	// §12). nil: setting them is refused with 501.
+	// SealStatusSecret seals forge tokens and webhook secrets for purpose
+	// (gradient-server §12). nil: setting them is refused with 501.
 	SealStatusSecret func(purpose string, plaintext []byte) ([]byte, error)
 }
 
