@@ -222,3 +222,26 @@ func TestRedirectNotFollowed(t *testing.T) {
 		t.Fatalf("redirect: %+v, other got %d", row, len(other.got))
 	}
 }
+
+// Run delivers on Kick without waiting for its poll, and stops with its context.
+func TestRunDeliversOnKick(t *testing.T) {
+	r := newRig(t)
+	forge := &fakeForge{codes: []int{201}}
+	srv := httptest.NewServer(forge)
+	defer srv.Close()
+	r.configure("gitea", srv.URL, "acme/app", "")
+	r.sender.cfg.Poll = time.Hour
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() { r.sender.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	ev := r.evaluation()
+	r.sender.Kick()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.rows(ev.ID)[0].Outcome != store.StatusDelivered {
+		if time.Now().After(deadline) {
+			t.Fatalf("not delivered after a Kick: %+v", r.rows(ev.ID))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
