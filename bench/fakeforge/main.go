@@ -1,6 +1,6 @@
 // Command fakeforge shows what a forge would receive from gradient-server's commit statuses
 // and outgoing webhook (gradient-server §12), for the demo: it listens on loopback, prints
-// "fakeforge listening on http://ADDR" and then one line per request — the forge the path
+// "fakeforge ready url=http://ADDR" and then one line per request — the forge the path
 // names (GitHub, Gitea/Forgejo or GitLab, read by forgestatus.Decode), repository, commit,
 // state, context, target URL, description and whether the token matched; for anything else,
 // a webhook event with whether its signature verified. --fail-first N answers the first N
@@ -43,7 +43,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fakeforge:", err)
 		os.Exit(1)
 	}
-	f.print("fakeforge listening on http://%s", ln.Addr())
+	f.print("fakeforge ready url=http://%s", ln.Addr())
 	fmt.Fprintln(os.Stderr, "fakeforge:", http.Serve(ln, f))
 	os.Exit(1)
 }

@@ -69,7 +69,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
-	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at (http://host:port); commit statuses link to <URL>/evaluations/<id>")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --listen address as bound>, none when it is every interface)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -134,15 +134,16 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
-	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
-		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PublicURL: o.publicURL})
-	if _, err := srv.Recover(ctx); err != nil {
-		return fmt.Errorf("recovering interrupted work: %w", err)
-	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
+	}
+	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
+		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PublicURL: publicURL(o.publicURL, ln.Addr())})
+	if _, err := srv.Recover(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
 	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(front.Counters().Metrics()...))
@@ -188,6 +189,18 @@ func checkPublicURL(s string) error {
 		return fmt.Errorf("--public-url %q: want http(s)://host[:port][/path]", s)
 	}
 	return nil
+}
+
+// publicURL is --public-url, else the bound listen address unless that is every interface
+// (a link to 0.0.0.0 would lead nowhere).
+func publicURL(flagValue string, bound net.Addr) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && !tcp.IP.IsUnspecified() {
+		return "http://" + tcp.String()
+	}
+	return ""
 }
 
 func stateName(o options) string {

@@ -344,7 +344,7 @@ func TestCommitStatusSurvivesRestart(t *testing.T) {
 		forge.serve(w, r)
 	}))
 	t.Cleanup(forge.srv.Close)
-	f := newFleetFlags(t, "--public-url=http://ADDR")
+	f := newFleetFlags(t, "--public-url=http://public.example:8080")
 	configureStatus(t, f, "--forge=github", "--api-url="+forge.srv.URL, "--repo=acme/app", "--token-file="+secretFile(t, "gh-token"))
 	id := f.evaluate(t)
 	waitFor(t, "a refused attempt", 30*time.Second, func() (bool, string) {
@@ -359,9 +359,13 @@ func TestCommitStatusSurvivesRestart(t *testing.T) {
 	down.Lock()
 	refusing = false
 	down.Unlock()
-	f.srv = startServer(t, f.srv.addr, f.srv.dataDir, "--public-url=http://"+f.srv.addr)
+	// Restarted without --public-url: the link is the bound --listen address.
+	f.srv = startServer(t, f.srv.addr, f.srv.dataDir)
 	d := waitDelivered(t, f.api, id)
 	if got := forge.accepted("github", "gradient/demo"); len(got) != 1 || got[0] != "pending" || d.Statuses[0].LastHTTP != 201 {
 		t.Fatalf("after the restart the forge accepted %v; statuses %+v", got, d.Statuses)
+	}
+	if c := forge.calls[0]; c.target != "http://"+f.srv.addr+"/evaluations/"+id {
+		t.Errorf("target %q, want the listen address's", c.target)
 	}
 }
