@@ -365,6 +365,8 @@ func TestCommitStatusSurvivesRestart(t *testing.T) {
 	if got := forge.accepted("github", "gradient/demo"); len(got) != 1 || got[0] != "pending" || d.Statuses[0].LastHTTP != 201 {
 		t.Fatalf("after the restart the forge accepted %v; statuses %+v", got, d.Statuses)
 	}
+	forge.mu.Lock()
+	defer forge.mu.Unlock()
 	if c := forge.calls[0]; c.target != "http://"+f.srv.addr+"/evaluations/"+id {
 		t.Errorf("target %q, want the listen address's", c.target)
 	}
