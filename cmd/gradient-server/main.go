@@ -18,6 +18,8 @@
 // Projects with polling on are polled with git ls-remote every --poll-interval (60 s, "off"
 // disables it), and signed push webhooks arrive at /api/v1/hooks/{forge}/{project}; either
 // starts one evaluation per new head commit (gradient-server §11).
+// Commit statuses and the signed outgoing webhook of each project go out from an outbox in
+// the state, linking to --public-url (gradient-server §12).
 //
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
@@ -32,6 +34,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -56,6 +59,7 @@ type options struct {
 	cacheKeyHost                          string
 	pollInterval                          pollInterval
 	retention                             server.RetentionConfig
+	publicURL                             string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -72,6 +76,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
 	fs.Var(&o.pollInterval, "poll-interval", "`duration` between polls of the projects with polling on, jittered ±10% (0 or off: no polling; gradient-server §11.2)")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --listen address as bound>, none when it is every interface)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -84,6 +89,9 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (administration commands run as `gradient-server admin …`)", fs.Arg(0))
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return o, err
 	}
 	if o.heartbeat < 0 {
 		return o, errors.New("--worker-heartbeat-timeout must not be negative")
@@ -134,16 +142,17 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
-	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
-		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
-		Retention: o.retention})
-	if _, err := srv.Recover(ctx); err != nil {
-		return fmt.Errorf("recovering interrupted work: %w", err)
-	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
+	}
+	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
+		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
+		Retention: o.retention, PublicURL: publicURL(o.publicURL, ln.Addr())})
+	if _, err := srv.Recover(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
 	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(front.Counters().Metrics()...))
@@ -178,6 +187,29 @@ func serveMetrics(ctx context.Context, addr string, metrics http.Handler) (strin
 	go hs.Serve(ln)
 	context.AfterFunc(ctx, func() { hs.Close() })
 	return ln.Addr().String(), nil
+}
+
+// checkPublicURL admits "" (statuses carry no link) or an absolute http(s) URL.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("--public-url %q: want http(s)://host[:port][/path]", s)
+	}
+	return nil
+}
+
+// publicURL is --public-url, else the bound listen address unless that is every interface
+// (a link to 0.0.0.0 would lead nowhere).
+func publicURL(flagValue string, bound net.Addr) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && !tcp.IP.IsUnspecified() {
+		return "http://" + tcp.String()
+	}
+	return ""
 }
 
 func stateName(o options) string {

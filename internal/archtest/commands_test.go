@@ -28,6 +28,7 @@ var commands = map[string]string{
 	"cmd/gradient-worker":      "gradient",
 	"cmd/gradient-wire-schema": "gradient",
 	"bench/hostilegradient":    "gradient",
+	"bench/fakeforge":          "gradient",
 }
 
 // Thin mains. A command under cmd/ reads its flags, builds its package's configuration and runs

@@ -21,6 +21,7 @@ func commands() []command {
 	}
 	cmds = append(cmds, repoCredCommands()...)
 	cmds = append(cmds, cacheGC())
+	cmds = append(cmds, projectStatus())
 	return append(cmds, teamCommands()...)
 }
 

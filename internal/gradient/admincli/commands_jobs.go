@@ -84,6 +84,7 @@ func printEvaluation(w io.Writer, d api.EvaluationDetail) {
 			fmt.Fprintf(w, "  %s %s [%s] %s\n", stamp(m.CreatedAt), m.Level, m.Source, m.Text)
 		}
 	}
+	printStatuses(w, d.Statuses)
 }
 
 func buildShow() command {

@@ -27,6 +27,8 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project ssh-key remove PROJECT
   project https-token set PROJECT --token-file FILE [--username NAME]
   project https-token remove PROJECT
+  project status PROJECT [--forge github|gitea|gitlab|none --api-url URL --repo OWNER/REPO --token-file FILE]
+                 [--per-build on|off] [--notify-url URL --notify-secret-file FILE]
   cache create NAME [--public]
   cache list
   cache key CACHE

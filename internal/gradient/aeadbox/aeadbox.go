@@ -15,6 +15,10 @@ import (
 const (
 	PurposeDialToken  = "gradient dial token v1"
 	PurposeSigningKey = "gradient cache signing key v1"
+	// PurposeStatusToken and PurposeNotifySecret seal a project's forge token and outgoing
+	// webhook secret (gradient-server §12).
+	PurposeStatusToken  = "gradient forge status token v1"
+	PurposeNotifySecret = "gradient notify secret v1"
 )
 
 // KeyFile is where LoadOrCreate keeps the key, relative to the data directory.

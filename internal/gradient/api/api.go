@@ -67,6 +67,9 @@ type Config struct {
 	RepoSecrets *aeadbox.Box
 	// GC collects the server's cache (POST /gc). nil: 501.
 	GC GarbageCollector
+	// SealStatusSecret seals forge tokens and webhook secrets for purpose
+	// (gradient-server §12). nil: setting them is refused with 501.
+	SealStatusSecret func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -84,6 +87,8 @@ type api struct {
 	// secrets seals repository credentials; nil without Config.RepoSecrets.
 	secrets *aeadbox.Box
 	gc      GarbageCollector
+	// sealStatus seals forge tokens and webhook secrets (statuses.go).
+	sealStatus func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -109,6 +114,8 @@ var routes = []route{
 	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
 	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
 	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
+	{"GET", "/projects/{project}/status", scopeAdmin, (*api).showProjectStatus},
+	{"PUT", "/projects/{project}/status", scopeAdmin, (*api).setProjectStatus},
 	{"POST", "/projects/{project}/evaluations", scopeAdmin, (*api).startEvaluation},
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
@@ -150,7 +157,7 @@ var routes = []route{
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
 	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
-	a.secrets, a.gc = cfg.RepoSecrets, cfg.GC
+	a.secrets, a.gc, a.sealStatus = cfg.RepoSecrets, cfg.GC, cfg.SealStatusSecret
 	if a.live == nil {
 		a.live = noLive{}
 	}

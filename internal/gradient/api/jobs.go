@@ -93,7 +93,12 @@ func (a *api) showEvaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := EvaluationDetail{Evaluation: evaluationOf(e), Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf)}
+	statuses, err := a.evaluationStatuses(r.Context(), e.ID)
+	if err != nil {
+		return err
+	}
+	d := EvaluationDetail{Evaluation: evaluationOf(e), Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf),
+		Statuses: statuses}
 	a.explainWaits(&d, e.ProjectID)
 	writeJSON(w, http.StatusOK, d)
 	return nil

@@ -97,7 +97,7 @@ func (a *api) setProjectTriggers(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if req.WebhookSecret != nil {
-		if u, err = a.sealSecret(u, *req.WebhookSecret); err != nil {
+		if u, err = a.sealWebhookSecret(u, *req.WebhookSecret); err != nil {
 			return err
 		}
 	}
@@ -112,8 +112,8 @@ func (a *api) setProjectTriggers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// sealSecret puts a webhook secret, sealed, into the update ("" clears it).
-func (a *api) sealSecret(u store.TriggerUpdate, secret string) (store.TriggerUpdate, error) {
+// sealWebhookSecret puts a webhook secret, sealed, into the update ("" clears it).
+func (a *api) sealWebhookSecret(u store.TriggerUpdate, secret string) (store.TriggerUpdate, error) {
 	if secret == "" {
 		u.ClearSecret = true
 		return u, nil

@@ -255,6 +255,9 @@ type EvaluationDetail struct {
 	Evaluation Evaluation `json:"evaluation"`
 	Builds     []Build    `json:"builds"`
 	Messages   []Message  `json:"messages"`
+	// Statuses are the commit statuses and webhook events of the evaluation, with their
+	// delivery state (gradient-server §12).
+	Statuses []StatusDelivery `json:"statuses,omitempty"`
 }
 
 // Message is an evaluation message.

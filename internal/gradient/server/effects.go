@@ -17,6 +17,9 @@ func (s *Server) Apply(ctx context.Context, e store.Effects) {
 	if len(e.Startable) > 0 || len(e.Requeued) > 0 {
 		s.Kick()
 	}
+	if len(e.Settled) > 0 {
+		s.statuses.Kick() // their final statuses are queued (gradient-server §12.2)
+	}
 	for _, a := range e.Closed {
 		w := s.sessions.get(a.WorkerID)
 		if w == nil {

@@ -27,6 +27,7 @@ func (s *Server) metricsRegistry(extra ...counter.Metric) *promexport.Registry {
 		Help:  "Log lines about hostile events (malformed openings, violations, refusals) dropped by the log's rate bound.",
 		Value: s.hostileLog.SuppressedCounter()})
 	reg.Add(s.triggers.Counters().Metrics()...)
+	reg.Add(s.statuses.Counters().Metrics()...)
 	reg.Add(extra...)
 	return reg
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/statussender"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
@@ -69,6 +70,9 @@ type Config struct {
 	GitRemote trigger.RemoteFunc
 	// Retention is the cache's garbage collection, disk cap and sweeps (retention.go).
 	Retention RetentionConfig
+	// PublicURL is where browsers reach this server; commit statuses link to
+	// <PublicURL>/evaluations/<id> (gradient-server §12).
+	PublicURL string
 }
 
 // Server is a running gradient-server's worker side.
@@ -104,6 +108,7 @@ type Server struct {
 	gc         *cachegc.Collector
 	disk       diskMeter         // the disk cap's estimate (retention.go)
 	retained   retentionCounters // what the retention passes did (retention.go)
+	statuses   *statussender.Sender
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -122,7 +127,8 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{Now: cfg.Now}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{})}
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{}),
+		statuses: newStatusSender(cfg)}
 	s.triggers = s.newTriggers()
 	s.gc = newCollector(s)
 	return s
@@ -160,7 +166,7 @@ func (s *Server) Handler() http.Handler {
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
 		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
-		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage}))
+		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage, SealStatusSecret: s.sealStatusSecret()}))
 	return mux
 }
 
@@ -203,6 +209,7 @@ func (s *Server) Run(ctx context.Context) {
 	go s.runDialer(ctx)    // server-dialed workers (dialer.go)
 	go s.runRetention(ctx) // sweeps, cache gc and the disk cap (retention.go)
 	go s.triggers.RunPoller(ctx, s.cfg.PollInterval)
+	go s.statuses.Run(ctx) // commit statuses and webhook events (statuses.go)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time
@@ -230,6 +237,7 @@ func (s *Server) Run(ctx context.Context) {
 // Kick asks the dispatcher to offer queued jobs to idle slots now (a new evaluation, a
 // startable build).
 func (s *Server) Kick() {
+	s.statuses.Kick() // a new evaluation or a state change may have queued statuses
 	select {
 	case s.kick <- struct{}{}:
 	default:

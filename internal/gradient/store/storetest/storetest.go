@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		{"Triggers", triggerTests},
 		{"RepoCredentials", repoCredTests},
 		{"Retention", retentionTests},
+		{"Statuses", statusTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -160,9 +160,13 @@ func recordHead(ctx context.Context, tx Tx, t store.NewTrigger, evalID string, n
 	return n == 1, err
 }
 
-// insertEvaluation writes a new Queued evaluation row.
+// insertEvaluation writes a new Queued evaluation row and, in the same transaction, its
+// pending commit status (gradient-server §12.2), however the evaluation was started.
 func insertEvaluation(ctx context.Context, tx Tx, e store.Evaluation) error {
 	_, err := tx.Exec(ctx, `INSERT INTO evaluation (id, project_id, commit_sha, branch, wildcards, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, 0, $6, $6)`, e.ID, e.ProjectID, e.Commit, e.Branch, encodeList(e.Wildcards), e.CreatedAt)
-	return err
+	if err != nil {
+		return err
+	}
+	return queueEvaluationStatus(ctx, tx, e.CreatedAt, e.ID, store.EvalQueued)
 }
