@@ -17,6 +17,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/upstream"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -79,6 +80,9 @@ type Server struct {
 	// cacheCounters are shared by every session's cache traffic (cacheserve), so /metrics
 	// shows server totals.
 	cacheCounters cacheserve.Counters
+	// upstreams answers workers' external cache queries from the caches' upstream
+	// substituters (gradient-server §14).
+	upstreams *upstream.Resolver
 
 	kick     chan struct{}
 	ctx      context.Context // sessions live under it; canceled by Shutdown
@@ -108,7 +112,10 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(),
+		upstreams: upstream.NewResolver(func(ctx context.Context, caches []string) ([]store.CacheUpstream, error) {
+			return cfg.Store.ListCacheUpstreams(ctx, caches)
+		}, nil, cfg.Logger)}
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its

@@ -79,6 +79,15 @@ func (r *Resolver) Find(ctx context.Context, cacheIDs []string, storePath string
 	return Found{}, false, nil
 }
 
+// Lookup is Find as a Pull answer (cacheserve.Upstream).
+func (r *Resolver) Lookup(ctx context.Context, cacheIDs []string, storePath string) (wire.CachedPath, bool, error) {
+	f, ok, err := r.Find(ctx, cacheIDs, storePath)
+	if !ok || err != nil {
+		return wire.CachedPath{}, false, err
+	}
+	return f.CachedPath(), true, nil
+}
+
 var errUntrusted = errors.New("no signature by the key trusted for this upstream")
 
 // try fetches and checks one upstream's narinfo; nil, nil when it has none.
