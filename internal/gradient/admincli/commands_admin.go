@@ -19,6 +19,7 @@ func commands() []command {
 		evalStart(), evalList(), evalShow(), buildShow(), buildLog(), abortEval(), abortBuild(),
 		keyCreate(), keyList(), keyRevoke(),
 	}
+	cmds = append(cmds, upstreamCommands()...)
 	return append(cmds, teamCommands()...)
 }
 
