@@ -110,6 +110,13 @@ func (r *run) realise(ctx context.Context, spec wire.BuildSpec) (outputs []strin
 // (gradient-server §14); done false with no error means build them. A Substitute spec
 // that cannot be fails SubstituteUnavailable, so the server has it built.
 func (r *run) trySubstitute(ctx context.Context, spec wire.BuildSpec, outputs []string) (done bool, err error) {
+	allowed, err := r.substitutable(ctx, spec.DrvPath)
+	if err != nil || !allowed {
+		if err == nil && spec.Kind == wire.BuildSpecKindSubstitute {
+			err = failed(wire.BuildFailureKindSubstituteUnavailable, errors.New("the derivation does not allow substitutes"))
+		}
+		return false, err
+	}
 	err = r.substitute(ctx, outputs)
 	switch {
 	case err == nil:
@@ -122,6 +129,20 @@ func (r *run) trySubstitute(ctx context.Context, spec wire.BuildSpec, outputs []
 		r.s.log.Warn("worker: substituting failed; building instead", "job", r.j.id, "err", err)
 	}
 	return false, nil
+}
+
+// substitutable reads the derivation (pulling its .drv closure, as the build would) for its
+// allowSubstitutes: false marks a derivation cheaper to build than to fetch, and Nix does
+// not substitute it either.
+func (r *run) substitutable(ctx context.Context, drv string) (bool, error) {
+	if err := r.fetchClosure(ctx, []string{drv}); err != nil {
+		return false, err
+	}
+	drvs, err := r.s.w.nix.ShowDerivations(ctx, []string{drv}, false)
+	if err != nil {
+		return false, failed(wire.BuildFailureKindTransient, err)
+	}
+	return drvs[drv].AllowSubstitutes, nil
 }
 
 // buildFailure maps a nixexec build error to the kind the worker reports

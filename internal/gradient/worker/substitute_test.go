@@ -72,6 +72,19 @@ func TestBuildOutputsAreSubstitutedFromAnUpstream(t *testing.T) {
 	if _, ok := f.srv.Cache.Get(out); !ok {
 		t.Fatal("the substituted output was not pushed to the cache")
 	}
+
+	// c has allowSubstitutes = false: it is never asked for upstream, whatever an upstream has.
+	jobC := f.buildJob(drvs["c"], 60, 0)
+	outC := jobC.Builds[0].Outputs[0].Path
+	f.srv.SetUpstream(wire.CachedPath{Path: outC, Cached: true, URL: wire.Some(up.URL + "/nar/good.nar"),
+		NarSize: wire.Some(uint64(len(nar))), NarHash: wire.Some(nixexec.SHA256Text(sum[:]))})
+	ss.Assign("build:c", jobC)
+	f.waitEnd(ss, "build:c")
+	for _, m := range ss.Messages() {
+		if q, ok := m.(*wire.CacheQuery); ok && q.JobID == "build:c" && q.External {
+			t.Fatalf("asked upstream for a derivation that does not allow substitutes: %+v", q)
+		}
+	}
 	f.noViolations(ss)
 }
 
