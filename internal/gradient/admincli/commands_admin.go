@@ -22,6 +22,7 @@ func commands() []command {
 	cmds = append(cmds, repoCredCommands()...)
 	cmds = append(cmds, cacheGC())
 	cmds = append(cmds, projectStatus())
+	cmds = append(cmds, upstreamCommands()...)
 	return append(cmds, teamCommands()...)
 }
 

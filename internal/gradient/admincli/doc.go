@@ -33,6 +33,9 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   cache list
   cache key CACHE
   cache paths CACHE [--limit N]
+  cache upstream add CACHE URL --key NAME:BASE64   (http, https or file; workers substitute from it)
+  cache upstream remove CACHE URL
+  cache upstream list CACHE
   cache subscribe PROJECT CACHE
   cache unsubscribe PROJECT CACHE
   worker register WORKER_ID (--project P | --cache C) [--name NAME] [--url wss://...] [--no-fetch] [--no-eval] [--no-build]

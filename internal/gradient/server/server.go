@@ -21,6 +21,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/statussender"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
+	"github.com/buildfleet/buildfleet/internal/gradient/upstream"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -92,6 +93,9 @@ type Server struct {
 	// cacheCounters are shared by every session's cache traffic (cacheserve), so /metrics
 	// shows server totals.
 	cacheCounters cacheserve.Counters
+	// upstreams answers workers' external cache queries from the caches' upstream
+	// substituters (gradient-server §14).
+	upstreams *upstream.Resolver
 
 	kick     chan struct{}
 	ctx      context.Context // sessions live under it; canceled by Shutdown
@@ -128,7 +132,10 @@ func New(cfg Config) *Server {
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{Now: cfg.Now}),
 		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{}),
-		statuses: newStatusSender(cfg)}
+		statuses: newStatusSender(cfg),
+		upstreams: upstream.NewResolver(func(ctx context.Context, caches []string) ([]store.CacheUpstream, error) {
+			return cfg.Store.ListCacheUpstreams(ctx, caches)
+		}, nil, cfg.Logger)}
 	s.triggers = s.newTriggers()
 	s.gc = newCollector(s)
 	return s

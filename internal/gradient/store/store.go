@@ -21,6 +21,7 @@ type Store interface {
 	RepoCredentials
 	Retention
 	Statuses
+	Upstreams
 	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
 	// session: open assignments close as abandoned, running attempts become Aborted,
 	// Building builds and interrupted evaluations (Fetching, EvaluatingFlake,

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"RepoCredentials", repoCredTests},
 		{"Retention", retentionTests},
 		{"Statuses", statusTests},
+		{"Upstreams", upstreamTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
