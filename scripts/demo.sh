@@ -153,7 +153,8 @@ wait_voters 3 "$(leader)"
 export NIX_CONF_DIR=$PWD/scripts/nix NIX_USER_CONF_FILES=
 
 say "gradient-server: the Nix CI's server, its state in SQLite under a temporary data directory"
-"$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --data-dir="$work/gradient" 2>"$work/gradient.log" &
+"$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --data-dir="$work/gradient" --poll-interval=1s \
+  2>"$work/gradient.log" &
 pids+=($!)
 ready=$(wait_ready "$work/gradient.log" "gradient-server ready")
 export GRADIENT_SERVER="http://$(echo "$ready" | field listen)"
@@ -173,6 +174,16 @@ system=$(nix-instantiate --eval --expr builtins.currentSystem | tr -d '"')
 admin project create demo --repo-url="file://$repo" --wildcard="packages.$system.*"
 admin cache create demo-cache --public
 admin cache subscribe demo demo-cache
+
+say "the forge: commit statuses go to a stand-in for GitHub's API on loopback (bench/fakeforge)"
+go build -o "$work/fleetbin/" ./bench/fakeforge 2>"$work/fakeforge-build.log" || { cat "$work/fakeforge-build.log" >&2; exit 1; }
+echo demo-forge-token >"$work/forge-token"
+"$work/fleetbin/fakeforge" --token-file="$work/forge-token" --fail-first=1 >"$work/forge.out" 2>&1 &
+pids+=($!)
+forge=$(wait_ready "$work/forge.out" "fakeforge ready" $! | field url)
+admin project status demo --forge=github --api-url="$forge" --repo=demo/flake --token-file="$work/forge-token"
+admin project set demo --poll on
+echo "project demo follows its default branch, polled every second; statuses go to $forge"
 worker_id=$(cat /proc/sys/kernel/random/uuid)
 admin worker register "$worker_id" --project=demo --name=demo-worker --json | jq -r .peers_file_line > "$work/peers"
 chmod 600 "$work/peers"
@@ -182,16 +193,31 @@ say "gradient-worker: fetches, evaluates and builds with this machine's Nix"
 GRADIENT_WORKER_ID=$worker_id "$BIN/gradient-worker" --server="ws://${GRADIENT_SERVER#http://}/proto" \
   --base-dir="$work/worker" --peers-file="$work/peers" 2>"$work/worker.log" &
 pids+=($!)
-eval_id=$(admin eval start demo "$commit" --json | jq -r .id)
-echo "evaluation $eval_id of $commit started"
-status=""
-for _ in $(seq 600); do
-  status=$(admin eval show "$eval_id" --json | jq -r .evaluation.status)
-  case $status in Completed|Failed|Aborted) break ;; esac
-  sleep 0.5
-done
+# eval_of COMMIT: the id of the evaluation a trigger started for COMMIT, waiting up to 30 s.
+eval_of() {
+  local id=""
+  for _ in $(seq 300); do
+    id=$(admin eval list demo --json | jq -r --arg c "$1" 'first(.evaluations[] | select(.commit == $c) | .id) // empty')
+    [ -n "$id" ] && break
+    sleep 0.1
+  done
+  [ -n "$id" ] || { echo "no evaluation of $1 started; server log:" >&2; tail -20 "$work/gradient.log" >&2; exit 1; }
+  echo "$id"
+}
+# settle ID: waits for the evaluation to end; it must complete.
+settle() {
+  local status=""
+  for _ in $(seq 600); do
+    status=$(admin eval show "$1" --json | jq -r .evaluation.status)
+    case $status in Completed|Failed|Aborted) break ;; esac
+    sleep 0.5
+  done
+  [ "$status" = Completed ] || { echo "evaluation ended $status; worker log:" >&2; tail -20 "$work/worker.log" >&2; exit 1; }
+}
+eval_id=$(eval_of "$commit")
+echo "evaluation $eval_id of $commit started by the server's poll of the repository (no eval start)"
+settle "$eval_id"
 admin eval show "$eval_id"
-[ "$status" = Completed ] || { echo "evaluation ended $status; worker log:" >&2; tail -20 "$work/worker.log" >&2; exit 1; }
 report=$(admin eval show "$eval_id" --json | jq -r '.builds[] | select(.drv_path | endswith("-report.drv")) | .id')
 echo; echo "log of the report build:"
 admin build log "$report"
@@ -209,6 +235,18 @@ HOME=$work/nixhome XDG_CACHE_HOME=$work/nixhome/cache nix --extra-experimental-f
   --option trusted-public-keys "$key" "$out"
 echo "copied $out into $work/nixstore, which now holds:"
 cat "$work/nixstore$out"
+
+say "a push starts an evaluation by itself"
+git -C "$repo" -c user.name=demo -c user.email=demo@localhost commit -q --allow-empty -m "second commit"
+second=$(git -C "$repo" rev-parse HEAD)
+t0=$(date +%s.%N)
+eval2=$(eval_of "$second")
+awk -v a="$t0" -v b="$(date +%s.%N)" -v c="$second" -v e="$eval2" 'BEGIN { printf "pushed %s; evaluation %s started %.1f s later\n", c, e, b - a }'
+settle "$eval2"
+admin eval list demo
+echo; echo "what the forge received (GitHub's POST /repos/demo/flake/statuses/{sha}; it answered the first 500, and the retry carried the state by then current):"
+for _ in $(seq 100); do [ "$(grep -c 'state=success' "$work/forge.out")" -ge 2 ] && break; sleep 0.1; done
+grep -v '^fakeforge ready' "$work/forge.out" | sed 's/^/  /'
 
 say "gradient-server counters"
 curl -fs "http://$gmetrics/metrics" | grep -E '^gradient_(sessions_started|jobs_(assigned|completed|failed)|cache_(queries|uploads_committed|committed_bytes|sessions_started))_total ' || true
