@@ -31,10 +31,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/buildfleet/buildfleet/internal/gradient/forgestatus"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -57,13 +57,13 @@ type options struct {
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
-	pollInterval                          pollInterval
+	pollInterval                          trigger.Interval
 	retention                             server.RetentionConfig
 	publicURL                             string
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
-	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits, pollInterval: pollInterval(trigger.DefaultPollInterval)}
+	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits, pollInterval: trigger.Interval(trigger.DefaultPollInterval)}
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
 	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
@@ -83,14 +83,14 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.DurationVar(&o.http.IdleTimeout, "http-idle-timeout", o.http.IdleTimeout, "close a keep-alive connection that sends no request for this long")
 	fs.DurationVar(&o.http.HeaderTimeout, "http-header-timeout", o.http.HeaderTimeout, "drop a connection whose request head takes longer than this")
 	fs.DurationVar(&o.http.BodyTimeout, "http-body-timeout", o.http.BodyTimeout, "drop a request whose body takes longer than this to arrive")
-	retentionFlags(fs, &o.retention)
+	server.RegisterRetentionFlags(fs, &o.retention)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (administration commands run as `gradient-server admin …`)", fs.Arg(0))
 	}
-	if err := checkPublicURL(o.publicURL); err != nil {
+	if err := forgestatus.CheckPublicURL(o.publicURL); err != nil {
 		return o, err
 	}
 	if o.heartbeat < 0 {
@@ -149,7 +149,7 @@ func run(o options, log *slog.Logger) error {
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
 		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
-		Retention: o.retention, PublicURL: publicURL(o.publicURL, ln.Addr())})
+		Retention: o.retention, PublicURL: forgestatus.PublicURL(o.publicURL, ln.Addr())})
 	if _, err := srv.Recover(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("recovering interrupted work: %w", err)
@@ -187,29 +187,6 @@ func serveMetrics(ctx context.Context, addr string, metrics http.Handler) (strin
 	go hs.Serve(ln)
 	context.AfterFunc(ctx, func() { hs.Close() })
 	return ln.Addr().String(), nil
-}
-
-// checkPublicURL admits "" (statuses carry no link) or an absolute http(s) URL.
-func checkPublicURL(s string) error {
-	if s == "" {
-		return nil
-	}
-	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		return fmt.Errorf("--public-url %q: want http(s)://host[:port][/path]", s)
-	}
-	return nil
-}
-
-// publicURL is --public-url, else the bound listen address unless that is every interface
-// (a link to 0.0.0.0 would lead nowhere).
-func publicURL(flagValue string, bound net.Addr) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	if tcp, ok := bound.(*net.TCPAddr); ok && !tcp.IP.IsUnspecified() {
-		return "http://" + tcp.String()
-	}
-	return ""
 }
 
 func stateName(o options) string {

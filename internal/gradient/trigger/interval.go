@@ -1,21 +1,21 @@
-package main
+package trigger
 
 import (
 	"errors"
 	"time"
 )
 
-// pollInterval is --poll-interval: a duration, or "off" (the same as 0).
-type pollInterval time.Duration
+// Interval is --poll-interval as a flag value: a duration, or "off" (the same as 0).
+type Interval time.Duration
 
-func (p *pollInterval) String() string {
+func (p *Interval) String() string {
 	if *p == 0 {
 		return "off"
 	}
 	return time.Duration(*p).String()
 }
 
-func (p *pollInterval) Set(s string) error {
+func (p *Interval) Set(s string) error {
 	if s == "off" {
 		*p = 0
 		return nil
@@ -24,6 +24,6 @@ func (p *pollInterval) Set(s string) error {
 	if err != nil || d < 0 {
 		return errors.New(`want a duration such as 60s, or "off"`)
 	}
-	*p = pollInterval(d)
+	*p = Interval(d)
 	return nil
 }

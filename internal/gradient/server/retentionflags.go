@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/retention"
-	"github.com/buildfleet/buildfleet/internal/gradient/server"
 )
 
-// retentionFlags registers the cache's retention flags (gradient-server §15) on fs.
-func retentionFlags(fs *flag.FlagSet, rc *server.RetentionConfig) {
+// RegisterRetentionFlags registers the cache's retention flags (gradient-server §15) on fs,
+// with their defaults in rc.
+func RegisterRetentionFlags(fs *flag.FlagSet, rc *RetentionConfig) {
 	rc.Policy = retention.Policy{KeepEvaluations: 3, KeepFetched: 7 * 24 * time.Hour}
 	rc.Interval = time.Hour
 	fs.Func("keep-evaluations", "the newest `N` evaluations of each project and branch keep their closure in the cache (default 3)", func(v string) error {
