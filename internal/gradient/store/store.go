@@ -17,6 +17,7 @@ type Store interface {
 	Builds
 	CachedPaths
 	Reads
+	WebUI
 	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
 	// session: open assignments close as abandoned, running attempts become Aborted,
 	// Building builds and interrupted evaluations (Fetching, EvaluatingFlake,

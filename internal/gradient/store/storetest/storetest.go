@@ -37,6 +37,7 @@ func Run(t *testing.T, open Opener) {
 		{"BinaryCache", binaryCacheTests},
 		{"Logs", logTests},
 		{"Property", propertyTests},
+		{"WebUI", webUITests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
