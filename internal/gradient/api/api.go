@@ -56,6 +56,8 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// Session admits a web UI session cookie on GET and HEAD (nil: API keys only).
+	Session SessionKey
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -67,6 +69,8 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	// session reads a web UI session (webui.go)
+	session SessionKey
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -115,6 +119,7 @@ var routes = []route{
 	{"POST", "/evaluations/{id}/abort", scopeAdmin, (*api).abortEvaluation},
 	{"GET", "/builds/{id}", scopeAdmin, (*api).showBuild},
 	{"POST", "/builds/{id}/abort", scopeAdmin, (*api).abortBuild},
+	{"POST", "/builds/{id}/retry", scopeAdmin, (*api).retryBuild},
 	{"GET", "/builds/{id}/log", scopeAdmin, (*api).buildLog},
 	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
 	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
@@ -124,7 +129,8 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys,
+		session: cfg.Session}
 	if a.live == nil {
 		a.live = noLive{}
 	}

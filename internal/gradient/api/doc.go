@@ -43,6 +43,7 @@
 //	POST   /api/v1/evaluations/{id}/abort                     AbortRequest -> AbortResponse
 //	GET    /api/v1/builds/{id}                                BuildDetail (attempts)
 //	POST   /api/v1/builds/{id}/abort                          AbortRequest -> AbortResponse
+//	POST   /api/v1/builds/{id}/retry                          queue a build that failed for good again -> Build
 //	GET    /api/v1/builds/{id}/log?attempt=ID&offset=N&limit=N  text/plain
 //	GET    /api/v1/api-keys                                   APIKeyList
 //	POST   /api/v1/api-keys                                   CreateAPIKeyRequest -> 201 CreateAPIKeyResponse
