@@ -49,6 +49,8 @@ type options struct {
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
+	uiListen                              string // the web UI's own listener (gradient-server §17)
+	uiPublic                              bool
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -64,6 +66,8 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
+	fs.StringVar(&o.uiListen, "ui-listen", "", "`host:port` serving the web UI and /api/v1 beside it (off when empty)")
+	fs.BoolVar(&o.uiPublic, "ui-public", false, "let signed-out visitors of the web UI read projects, evaluations, builds and public caches")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -140,6 +144,10 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	uiFront, err := serveUI(o, srv, ln.Addr().String(), log)
+	if err != nil {
+		return err
+	}
 	go srv.Run(ctx)
 	go front.Serve()
 	log.Info("gradient-server ready", "listen", ln.Addr().String(), "metrics", metricsAddr, "state", stateName(o), "data_dir", o.dataDir,
@@ -149,7 +157,27 @@ func run(o options, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
+	if uiFront != nil {
+		uiFront.Shutdown(shutdownCtx)
+	}
 	return front.Shutdown(shutdownCtx)
+}
+
+// serveUI serves the web UI on --ui-listen, behind the same connection bounds as --listen;
+// nil when it is off.
+func serveUI(o options, srv *server.Server, cacheAddr string, log *slog.Logger) (*httpfront.Front, error) {
+	if o.uiListen == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", o.uiListen)
+	if err != nil {
+		return nil, fmt.Errorf("--ui-listen: %w", err)
+	}
+	handler, _ := srv.WebUI(server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + cacheAddr})
+	front := httpfront.New(ln, httpfront.Config{Handler: handler, Limits: o.http, Log: srv.HostileLog()})
+	go front.Serve()
+	log.Info("web UI ready", "ui", "http://"+ln.Addr().String())
+	return front, nil
 }
 
 // serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"

@@ -1,0 +1,132 @@
+package webui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/store"
+)
+
+// callAPI runs one API request in process as the key, decoding a 2xx answer into out. A
+// refusal comes back as the API's own message.
+func (u *UI) callAPI(ctx context.Context, key store.APIKey, method, path string, in, out any) (int, error) {
+	var body bytes.Buffer
+	if in != nil {
+		if err := json.NewEncoder(&body).Encode(in); err != nil {
+			return 0, err
+		}
+	}
+	req := httptest.NewRequestWithContext(api.WithCaller(ctx, key), method, api.Prefix+path, &body)
+	rec := httptest.NewRecorder()
+	u.api.ServeHTTP(rec, req)
+	if rec.Code/100 != 2 {
+		var e api.Error
+		json.Unmarshal(rec.Body.Bytes(), &e)
+		return rec.Code, fmt.Errorf("%s", e.Message)
+	}
+	if out != nil {
+		return rec.Code, json.Unmarshal(rec.Body.Bytes(), out)
+	}
+	return rec.Code, nil
+}
+
+// act runs a form's API call and redirects to done, or shows the API's refusal.
+func (u *UI) act(w http.ResponseWriter, r *http.Request, v viewer, method, path string, in any, done func(body []byte) string) {
+	var raw json.RawMessage
+	status, err := u.callAPI(r.Context(), v.key, method, path, in, &raw)
+	if err != nil {
+		if status >= 500 {
+			u.failErr(w, r, v, err)
+			return
+		}
+		u.fail(w, r, v, status, err.Error())
+		return
+	}
+	http.Redirect(w, r, done(raw), http.StatusSeeOther)
+}
+
+// startEvaluation queues an evaluation of a commit, or of a branch's head (the project's
+// branch when left empty), through POST /api/v1/projects/{project}/evaluations.
+func (u *UI) startEvaluation(w http.ResponseWriter, r *http.Request, v viewer, _ api.LiveView) {
+	if !u.form(w, r, v) || !u.mayAdminister(w, r, v) {
+		return
+	}
+	p, err := u.project(r.Context(), r.PathValue("project"))
+	if err != nil {
+		u.notFoundOr(w, r, v, err, "There is no such project.")
+		return
+	}
+	commit, err := resolveRef(r.Context(), p, strings.TrimSpace(r.PostForm.Get("ref")))
+	if err != nil {
+		u.fail(w, r, v, http.StatusBadRequest, err.Error())
+		return
+	}
+	u.act(w, r, v, http.MethodPost, "/projects/"+url.PathEscape(p.ID)+"/evaluations", api.StartEvaluationRequest{Commit: commit},
+		func(body []byte) string {
+			var e api.Evaluation
+			json.Unmarshal(body, &e)
+			return "/evaluations/" + url.PathEscape(e.ID)
+		})
+}
+
+func (u *UI) abortEvaluation(w http.ResponseWriter, r *http.Request, v viewer, _ api.LiveView) {
+	if !u.form(w, r, v) || !u.mayAdminister(w, r, v) {
+		return
+	}
+	id := r.PathValue("id")
+	u.act(w, r, v, http.MethodPost, "/evaluations/"+url.PathEscape(id)+"/abort",
+		api.AbortRequest{Reason: "aborted in the web UI by " + v.key.Owner},
+		func([]byte) string { return "/evaluations/" + url.PathEscape(id) })
+}
+
+func (u *UI) retryBuild(w http.ResponseWriter, r *http.Request, v viewer, _ api.LiveView) {
+	if !u.form(w, r, v) || !u.mayAdminister(w, r, v) {
+		return
+	}
+	id := r.PathValue("id")
+	u.act(w, r, v, http.MethodPost, "/builds/"+url.PathEscape(id)+"/retry", nil,
+		func([]byte) string { return "/builds/" + url.PathEscape(id) })
+}
+
+var (
+	hexCommit  = regexp.MustCompile(`^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$`)
+	branchName = regexp.MustCompile(`^[A-Za-z0-9._/][A-Za-z0-9._/+-]{0,199}$`)
+)
+
+// resolveRef turns what the form names into a commit: a full hash as it is, a branch (or
+// nothing: the project's branch) through git ls-remote, bounded in time. A private
+// repository's branch cannot be resolved here; its commit hash can always be given.
+func resolveRef(ctx context.Context, p store.Project, ref string) (string, error) {
+	if hexCommit.MatchString(ref) {
+		return strings.ToLower(ref), nil
+	}
+	if ref == "" {
+		ref = p.Branch
+	}
+	if !branchName.MatchString(ref) || strings.Contains(ref, "..") {
+		return "", fmt.Errorf("%q is neither a full commit hash nor a branch name", ref)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", p.RepoURL, "refs/heads/"+ref)
+	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("the branch %q could not be resolved (give the commit hash instead): %v", ref, err)
+	}
+	fields := strings.Fields(string(out))
+	if len(fields) < 2 || !hexCommit.MatchString(fields[0]) {
+		return "", fmt.Errorf("the repository has no branch %q", ref)
+	}
+	return fields[0], nil
+}
