@@ -15,6 +15,20 @@ type WebUI interface {
 	EvaluationEdges(ctx context.Context, evaluationID string) ([]BuildEdge, error)
 	// BuildOutputs lists a build's outputs by name.
 	BuildOutputs(ctx context.Context, buildID string) ([]Output, error)
+	// EvaluationBuildCounts counts an evaluation's builds by status.
+	EvaluationBuildCounts(ctx context.Context, evaluationID string) (map[BuildStatus]int, error)
+	// EvaluationBuildsPage lists one page of an evaluation's builds, by pname then .drv
+	// path, with their entry-point attrs: what a page of a big evaluation needs without
+	// reading every build.
+	EvaluationBuildsPage(ctx context.Context, q BuildPage) ([]BuildInfo, error)
+}
+
+// BuildPage asks for a page of an evaluation's builds.
+type BuildPage struct {
+	EvaluationID string
+	Statuses     []BuildStatus // only builds in one of these; empty: every build
+	Offset       int
+	Limit        int // <= 0: 100; at most 1000
 }
 
 // BuildEdge is one dependency between two builds.

@@ -22,13 +22,13 @@ import (
 // site is the UI over a real SQLite store, served by a real HTTP server on loopback, with an
 // admin key and a key pinned to a cache.
 type site struct {
-	t            *testing.T
-	st           store.Store
-	ui           *webui.UI
-	srv          *httptest.Server
+	t             *testing.T
+	st            store.Store
+	ui            *webui.UI
+	srv           *httptest.Server
 	admin, pinned string
-	project      store.Project
-	cache        store.Cache
+	project       store.Project
+	cache         store.Cache
 }
 
 func newSite(t *testing.T, public bool) *site {

@@ -66,17 +66,28 @@ func (u *UI) evaluationView(r *http.Request, live api.LiveView) (evaluationView,
 	if view.Messages, err = u.cfg.Store.EvaluationMessages(ctx, e.ID); err != nil {
 		return view, err
 	}
-	builds, err := u.cfg.Store.EvaluationBuilds(ctx, e.ID)
+	counts, err := u.cfg.Store.EvaluationBuildCounts(ctx, e.ID)
 	if err != nil {
 		return view, err
 	}
-	view.Total = len(builds)
+	for _, n := range counts {
+		view.Total += n
+	}
 	view.Filter = r.URL.Query().Get("state")
-	view.Filters = filters(e.ID, builds, view.Filter)
-	u.pageOf(&view, r, builds, live)
-	if len(builds) > maxGraphBuilds {
-		view.GraphOmitted = fmt.Sprintf("The graph is drawn for evaluations of at most %d builds; this one has %d. Filter the table by state instead.", maxGraphBuilds, len(builds))
+	if len(statusesOf(view.Filter)) == 0 {
+		view.Filter = ""
+	}
+	view.Filters = filters(e.ID, counts, view.Total, view.Filter)
+	if err := u.pageOf(&view, r, counts, live); err != nil {
+		return view, err
+	}
+	if view.Total > maxGraphBuilds {
+		view.GraphOmitted = fmt.Sprintf("The graph is drawn for evaluations of at most %d builds; this one has %d. Filter the table by state instead.", maxGraphBuilds, view.Total)
 		return view, nil
+	}
+	builds, err := u.cfg.Store.EvaluationBuilds(ctx, e.ID)
+	if err != nil {
+		return view, err
 	}
 	edges, err := u.cfg.Store.EvaluationEdges(ctx, e.ID)
 	if err != nil {
@@ -88,33 +99,43 @@ func (u *UI) evaluationView(r *http.Request, live api.LiveView) (evaluationView,
 }
 
 // filters are the state links with their counts; "all" first.
-func filters(evalID string, builds []store.BuildInfo, current string) []filterLink {
-	counts := map[string]int{}
-	for _, b := range builds {
-		counts[stateOf(b.Status)]++
+func filters(evalID string, counts map[store.BuildStatus]int, total int, current string) []filterLink {
+	byState := map[string]int{}
+	for status, n := range counts {
+		byState[stateOf(status)] += n
 	}
 	base := "/evaluations/" + url.PathEscape(evalID)
-	out := []filterLink{{Name: "all", Label: "all", Href: base, Count: len(builds), Current: current == ""}}
+	out := []filterLink{{Name: "all", Label: "all", Href: base, Count: total, Current: current == ""}}
 	for _, s := range states {
-		out = append(out, filterLink{Name: s, Label: s, Href: base + "?state=" + s, Count: counts[s], Current: current == s})
+		out = append(out, filterLink{Name: s, Label: s, Href: base + "?state=" + s, Count: byState[s], Current: current == s})
 	}
 	return out
 }
 
-// pageOf fills in the page of builds the request asks for (?state=, ?page=).
-func (u *UI) pageOf(view *evaluationView, r *http.Request, builds []store.BuildInfo, live api.LiveView) {
-	var picked []store.BuildInfo
-	for _, b := range builds {
-		if view.Filter == "" || stateOf(b.Status) == view.Filter {
-			picked = append(picked, b)
+// pageOf reads the page of builds the request asks for (?state=, ?page=): one page from the
+// store, never the whole evaluation.
+func (u *UI) pageOf(view *evaluationView, r *http.Request, counts map[store.BuildStatus]int, live api.LiveView) error {
+	q := store.BuildPage{EvaluationID: view.Eval.ID, Statuses: statusesOf(view.Filter), Limit: u.cfg.PageSize}
+	if view.Filter == "" {
+		q.Statuses = nil
+	}
+	picked := view.Total
+	if q.Statuses != nil {
+		picked = 0
+		for _, st := range q.Statuses {
+			picked += counts[st]
 		}
 	}
 	size := u.cfg.PageSize
-	view.Pages = max(1, (len(picked)+size-1)/size)
+	view.Pages = max(1, (picked+size-1)/size)
 	view.Page, _ = strconv.Atoi(r.URL.Query().Get("page"))
 	view.Page = min(max(view.Page, 1), view.Pages)
-	from := (view.Page - 1) * size
-	for _, b := range picked[from:min(from+size, len(picked))] {
+	q.Offset = (view.Page - 1) * size
+	builds, err := u.cfg.Store.EvaluationBuildsPage(r.Context(), q)
+	if err != nil {
+		return err
+	}
+	for _, b := range builds {
 		row := buildRow{ID: b.ID, Name: name(b), Status: b.Status.String(), State: stateOf(b.Status), System: b.System, EntryPoints: b.EntryPoints}
 		if b.Status == store.BuildQueued {
 			row.Waiting = live.WaitReason(view.Eval.ProjectID, store.JobBuild, b.System)
@@ -135,4 +156,5 @@ func (u *UI) pageOf(view *evaluationView, r *http.Request, builds []store.BuildI
 	if view.Page < view.Pages {
 		view.NextHref = link(view.Page + 1)
 	}
+	return nil
 }

@@ -66,3 +66,14 @@ func drvName(p string) string {
 	}
 	return p
 }
+
+// statusesOf lists the build statuses a state groups (nil for an unknown state: every build).
+func statusesOf(state string) []store.BuildStatus {
+	var out []store.BuildStatus
+	for s := store.BuildCreated; s <= store.BuildFailedTimeout; s++ {
+		if stateOf(s) == state {
+			out = append(out, s)
+		}
+	}
+	return out
+}

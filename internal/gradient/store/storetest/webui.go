@@ -60,4 +60,32 @@ var webUITests = []test{
 			t.Errorf("outputs (-want +got):\n%s", diff)
 		}
 	}},
+	{"CountsAndPagesOfBuilds/17", func(t *testing.T, e *env) {
+		ev := e.evaluateDone(entry(drv("a")), drv("b", "a"), drv("c", "b"), drv("d"), drv("e"))
+		must(e.s.FailBuild(e.ctx, e.claim(e.build(ev.ID, "a").ID, workerA).ID, store.BuildFailure{Kind: store.FailPermanent}))
+		counts := must(e.s.EvaluationBuildCounts(e.ctx, ev.ID))
+		want := map[store.BuildStatus]int{store.BuildFailedPermanent: 1, store.BuildDependencyFailed: 2, store.BuildQueued: 2}
+		if diff := cmp.Diff(want, counts); diff != "" {
+			t.Errorf("counts (-want +got):\n%s", diff)
+		}
+		names := func(bs []store.BuildInfo) []string {
+			var out []string
+			for _, b := range bs {
+				out = append(out, b.Pname)
+			}
+			return out
+		}
+		all := must(e.s.EvaluationBuildsPage(e.ctx, store.BuildPage{EvaluationID: ev.ID, Limit: 2, Offset: 1}))
+		if diff := cmp.Diff([]string{"b", "c"}, names(all)); diff != "" {
+			t.Errorf("page 2 of 2 (-want +got):\n%s", diff)
+		}
+		first := must(e.s.EvaluationBuildsPage(e.ctx, store.BuildPage{EvaluationID: ev.ID, Limit: 1}))
+		if len(first) != 1 || len(first[0].EntryPoints) != 1 || first[0].EntryPoints[0] != "packages.x86_64-linux.a" {
+			t.Errorf("first build %+v", first)
+		}
+		doomed := must(e.s.EvaluationBuildsPage(e.ctx, store.BuildPage{EvaluationID: ev.ID, Statuses: []store.BuildStatus{store.BuildDependencyFailed, store.BuildFailedPermanent}}))
+		if diff := cmp.Diff([]string{"a", "b", "c"}, names(doomed)); diff != "" {
+			t.Errorf("failed builds (-want +got):\n%s", diff)
+		}
+	}},
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -95,4 +97,81 @@ func (s *Store) BuildOutputs(ctx context.Context, buildID string) ([]store.Outpu
 		return o, err
 	}, `SELECT o.name, o.path FROM build b JOIN derivation_output o ON o.derivation_id = b.derivation_id
 		WHERE b.id = $1 ORDER BY o.name`, buildID)
+}
+
+// EvaluationBuildCounts implements store.WebUI.
+func (s *Store) EvaluationBuildCounts(ctx context.Context, evaluationID string) (map[store.BuildStatus]int, error) {
+	out := map[store.BuildStatus]int{}
+	if !validID(evaluationID) {
+		return out, nil
+	}
+	err := s.read(ctx, "evaluation build counts", func(tx Tx) error {
+		clear(out)
+		rows, err := tx.Query(ctx, `SELECT b.status, COUNT(*) FROM build_job bj JOIN build b ON b.id = bj.build_id
+			WHERE bj.evaluation_id = $1 GROUP BY b.status`, evaluationID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var status, n int
+			if err := rows.Scan(&status, &n); err != nil {
+				return err
+			}
+			out[store.BuildStatus(status)] = n
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// EvaluationBuildsPage implements store.WebUI.
+func (s *Store) EvaluationBuildsPage(ctx context.Context, q store.BuildPage) ([]store.BuildInfo, error) {
+	if !validID(q.EvaluationID) {
+		return nil, nil
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	q.Limit, q.Offset = min(q.Limit, 1000), max(q.Offset, 0)
+	filter := ""
+	if len(q.Statuses) > 0 {
+		codes := make([]string, len(q.Statuses))
+		for i, st := range q.Statuses {
+			codes[i] = strconv.Itoa(int(st)) // our own small integers, never input text
+		}
+		filter = ` AND b.status IN (` + strings.Join(codes, ", ") + `)`
+	}
+	var out []store.BuildInfo
+	err := s.read(ctx, "evaluation builds page", func(tx Tx) error {
+		var err error
+		out, err = queryAll(ctx, tx, scanBuildInfo, buildInfoSelect+` JOIN build_job bj ON bj.build_id = b.id
+			WHERE bj.evaluation_id = $1`+filter+` ORDER BY d.pname, d.drv_path LIMIT $2 OFFSET $3`, q.EvaluationID, q.Limit, q.Offset)
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		return addEntryPoints(ctx, tx, q.EvaluationID, out)
+	})
+	return out, err
+}
+
+// addEntryPoints fills in the evaluation's attrs of a page of builds.
+func addEntryPoints(ctx context.Context, tx Tx, evalID string, builds []store.BuildInfo) error {
+	at := map[string][]int{}
+	ids := make([]string, 0, len(builds))
+	for i, b := range builds {
+		builds[i].EntryPoints = nil
+		at[b.DerivationID] = append(at[b.DerivationID], i)
+		ids = append(ids, b.DerivationID)
+	}
+	rows, err := tx.Query(ctx, `SELECT derivation_id, attr FROM entry_point WHERE evaluation_id = $1
+		AND derivation_id IN (`+placeholders(2, len(ids))+`) ORDER BY attr`, append([]any{evalID}, stringArgs(ids)...)...)
+	if err != nil {
+		return err
+	}
+	return scanPairs(rows, func(d, attr string) {
+		for _, i := range at[d] {
+			builds[i].EntryPoints = append(builds[i].EntryPoints, attr)
+		}
+	})
 }
