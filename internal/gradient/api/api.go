@@ -58,6 +58,8 @@ type Config struct {
 	CacheKeys CacheKeys
 	// Session admits a web UI session cookie on GET and HEAD (nil: API keys only).
 	Session SessionKey
+	// Follow tunes followed build logs (gradient-server §16).
+	Follow FollowConfig
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -71,6 +73,8 @@ type api struct {
 	keys  CacheKeys
 	// session reads a web UI session (webui.go)
 	session SessionKey
+	// follow tunes followed build logs (logfollow.go).
+	follow FollowConfig
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -143,6 +147,7 @@ func New(cfg Config) http.Handler {
 	if a.rand == nil {
 		a.rand = rand.Reader
 	}
+	a.follow = cfg.Follow.withDefaults()
 	mux := http.NewServeMux()
 	allowed := map[string][]string{}
 	for _, rt := range routes {

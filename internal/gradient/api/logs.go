@@ -11,10 +11,14 @@ import (
 // buildLog answers a window of one attempt's log as text/plain: the latest attempt unless
 // ?attempt= names one of this build's, from ?offset= (0), at most ?limit= bytes (1 MiB,
 // at most 8 MiB). The headers say which attempt, its log size, and where to read next.
+// With ?follow=1 it streams instead (logfollow.go).
 func (a *api) buildLog(w http.ResponseWriter, r *http.Request) error {
 	b, err := a.getBuild(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return err
+	}
+	if following(r) {
+		return a.followBuildLog(w, r, b)
 	}
 	offset, err := queryInt(r, "offset", 0, 0, 1<<62)
 	if err != nil {

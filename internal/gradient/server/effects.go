@@ -36,6 +36,9 @@ func (s *Server) Apply(ctx context.Context, e store.Effects) {
 	for _, ev := range e.Settled {
 		s.log.Info("evaluation settled", "evaluation", ev.EvaluationID, "status", ev.Status)
 	}
+	for _, b := range e.Builds { // an attempt ended or the build did (gradient-server §16)
+		s.logs.Changed(b.BuildID)
+	}
 }
 
 // errSilent ends a session the liveness pass found silent.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/handshake"
+	"github.com/buildfleet/buildfleet/internal/gradient/loghub"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -84,7 +85,10 @@ func (w *worker) storeUpdate(ctx context.Context, m *wire.JobUpdate) error {
 		eff, err = st.AddEvalResult(ctx, evalBatch(m.AssignmentID, u))
 		w.srv.Apply(ctx, eff)
 	case *wire.JobUpdateBuilding:
-		_, err = st.StartBuildAttempt(ctx, m.AssignmentID)
+		var at store.Attempt
+		if at, err = st.StartBuildAttempt(ctx, m.AssignmentID); err == nil {
+			w.srv.logs.Changed(at.BuildID) // followers waiting for an attempt start on it
+		}
 	case *wire.JobUpdateBuildOutput:
 		w.mu.Lock()
 		w.subst[m.AssignmentID] = u.Substituted
@@ -154,10 +158,13 @@ func (w *worker) applyLog(ctx context.Context, m *wire.LogChunk) error {
 	if !ok || job.Kind != store.JobBuild {
 		return w.stale(m.JobID, "")
 	}
-	err := w.srv.cfg.Store.AppendBuildLog(ctx, id, m.Data)
+	at, err := w.srv.cfg.Store.AppendBuildLogChunk(ctx, id, m.Data)
 	if errors.Is(err, store.ErrLogLimit) {
 		w.srv.counters.LogBytesDropped.Add(uint64(len(m.Data)))
 		return nil
+	}
+	if err == nil && at.AttemptID != "" { // stored: on to the followers (gradient-server §16)
+		w.srv.logs.Publish(at.BuildID, loghub.Chunk{Attempt: at.AttemptID, Offset: at.Offset, Data: m.Data})
 	}
 	return ignoreStale(err, job)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
+	"github.com/buildfleet/buildfleet/internal/gradient/loghub"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
@@ -90,6 +91,7 @@ type Server struct {
 
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
+	logs       *loghub.Hub // build log chunks to the API's followers (gradient-server §16)
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -108,7 +110,7 @@ func New(cfg Config) *Server {
 	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
 		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine()}
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{})}
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
@@ -142,7 +144,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
 	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys()}))
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs}}))
 	return mux
 }
 
@@ -221,6 +223,7 @@ func (s *Server) Kick() {
 // start.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopping.Store(true)
+	s.logs.Close() // followed logs end, so the HTTP server's shutdown need not wait for them
 	for _, w := range s.sessions.all() {
 		w.drainAndClose(ctx)
 	}

@@ -149,6 +149,9 @@ type Builds interface {
 	// AppendBuildLog appends a LogChunk to the assignment's attempt (opening it if needed);
 	// ErrLogLimit past Policy.MaxLogBytes.
 	AppendBuildLog(ctx context.Context, assignmentID string, data []byte) error
+	// AppendBuildLogChunk is AppendBuildLog answering where the bytes went, for live
+	// followers of the log (gradient-server §16).
+	AppendBuildLogChunk(ctx context.Context, assignmentID string, data []byte) (LogAppend, error)
 	// CompleteBuild applies JobCompleted: Completed (or Substituted), attempt Built (or
 	// Substituted); dependents whose dependencies all succeeded become startable.
 	CompleteBuild(ctx context.Context, assignmentID string, substituted bool) (Effects, error)

@@ -36,6 +36,7 @@ func Run(t *testing.T, open Opener) {
 		{"Cache", cacheTests},
 		{"BinaryCache", binaryCacheTests},
 		{"Logs", logTests},
+		{"LiveLogs", liveLogTests},
 		{"Property", propertyTests},
 		{"WebUI", webUITests},
 	}

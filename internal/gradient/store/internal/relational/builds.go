@@ -22,35 +22,10 @@ func (s *Store) StartBuildAttempt(ctx context.Context, assignmentID string) (sto
 	return out, err
 }
 
-// AppendBuildLog implements store.Builds. Each chunk is one row keyed by its byte offset, so
-// appending never rewrites earlier bytes.
+// AppendBuildLog implements store.Builds (livelogs.go stores the chunk).
 func (s *Store) AppendBuildLog(ctx context.Context, assignmentID string, data []byte) error {
-	if len(data) == 0 {
-		return nil
-	}
-	return s.write(ctx, "append build log", func(tx Tx) error {
-		a, err := openAssignment(ctx, tx, assignmentID, store.JobBuild)
-		if err != nil {
-			return err
-		}
-		att, err := ensureAttempt(ctx, tx, a, s.clock())
-		if err != nil {
-			return err
-		}
-		if att.Outcome != store.AttemptRunning {
-			return store.ErrNoAttempt
-		}
-		if att.LogBytes+int64(len(data)) > s.policy.MaxLogBytes {
-			return store.ErrLogLimit
-		}
-		if _, err := tx.Exec(ctx, `UPDATE build_attempt SET log_bytes = log_bytes + $2 WHERE id = $1`,
-			att.ID, int64(len(data))); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO build_log_chunk (attempt_id, byte_offset, data) VALUES ($1, $2, $3)`,
-			att.ID, att.LogBytes, data)
-		return err
-	})
+	_, err := s.AppendBuildLogChunk(ctx, assignmentID, data)
+	return err
 }
 
 // CompleteBuild implements store.Builds.
