@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
@@ -106,6 +107,7 @@ func (u *UI) fillLog(r *http.Request, view *buildView, at store.Attempt, latest 
 	base := "/api/v1/builds/" + url.PathEscape(view.Build.ID) + "/log"
 	view.RawHref = base + "?" + url.Values{"attempt": {at.ID}, "limit": {"8388608"}}.Encode()
 	view.Follow = latest && q == "" && view.Build.Status == store.BuildBuilding && at.Outcome == store.AttemptRunning
-	view.FollowHref = base + "?follow=1"
+	// the stream goes on just past the bytes shown (gradient-server §16.1 resuming)
+	view.FollowHref = base + "?" + url.Values{"follow": {"1"}, "attempt": {at.ID}, "offset": {strconv.FormatInt(from+view.Shown, 10)}}.Encode()
 	return nil
 }
