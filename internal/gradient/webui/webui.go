@@ -137,14 +137,15 @@ const csp = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 's
 	"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 // secured sets the headers every page carries: the CSP, no sniffing, no framing, no referrer
-// (a one-time link must not leak), no caching of private pages.
+// to other sites (a one-time link must not leak; same-origin keeps the Origin header forms
+// are checked by), no caching of private pages.
 func (u *UI) secured(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", csp)
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
-		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Referrer-Policy", "same-origin")
 		hd.Set("Cache-Control", "no-store")
 		h(w, r)
 	})
