@@ -117,9 +117,13 @@ func buildLog() command {
 		attempt := fs.String("attempt", "", "attempt ID (default: the latest)")
 		offset := fs.Int64("offset", 0, "start at this byte")
 		limit := fs.Int64("limit", 0, "print at most this many bytes (default: all)")
+		follow := fs.Bool("follow", false, "print the log as it is written, through every attempt, and exit when the build ends: 0 if it succeeded")
 		return func(in *invocation) error {
 			if *offset < 0 || *limit < 0 {
 				return usagef("--offset and --limit must not be negative")
+			}
+			if *follow {
+				return followBuildLog(in, *attempt, *offset, *limit)
 			}
 			if *offset == 0 && *limit == 0 {
 				_, err := in.client.CopyBuildLog(in.ctx, in.args[0], *attempt, in.out)

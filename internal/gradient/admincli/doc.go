@@ -43,7 +43,7 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   eval list PROJECT [--limit N]
   eval show EVALUATION_ID
   build show BUILD_ID
-  build log BUILD_ID [--attempt ATTEMPT_ID] [--offset N] [--limit N]
+  build log BUILD_ID [--attempt ATTEMPT_ID] [--offset N] [--limit N | --follow]
   abort eval EVALUATION_ID [--reason TEXT]
   abort build BUILD_ID [--reason TEXT]
   key create --owner NAME [--cache CACHE]

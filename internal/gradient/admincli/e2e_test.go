@@ -106,6 +106,11 @@ func TestEvaluationsBuildsLogsAndAborts(t *testing.T) {
 		t.Errorf("abort build: %+v", aborted)
 	}
 	c.expect(admincli.ExitError, "abort", "build", build.ID) // already finished: 409
+	// Following a build that is over prints its log at once and exits with its end state.
+	if r := c.run("build", "log", build.ID, "--follow"); r.code != admincli.ExitError || r.stdout != string(log) ||
+		!strings.Contains(r.stderr, "ended Aborted") {
+		t.Errorf("build log --follow of an aborted build: exit %d, %d bytes, stderr %q", r.code, len(r.stdout), r.stderr)
+	}
 	c.ok("abort", "eval", ev.ID)
 	if stderr := c.expect(admincli.ExitError, "eval", "show", "0190ffff-0000-7000-8000-000000000000"); !strings.Contains(stderr, "not found") {
 		t.Errorf("unknown evaluation: %s", stderr)

@@ -23,6 +23,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		"bad server URL":        {"project", "list", "--server", "ftp://example"},
 		"bad key shape":         {"project", "list", "--api-key", "not-a-key"},
 		"negative log offset":   {"build", "log", workerID, "--offset", "-1"},
+		"follow with a limit":   {"build", "log", workerID, "--follow", "--limit", "5"},
 		"both stores":           {"bootstrap", "--data-dir", "/x", "--database-url", "postgres://h/db"},
 	}
 	for name, args := range cases {

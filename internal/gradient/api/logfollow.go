@@ -74,9 +74,11 @@ func (c FollowConfig) withDefaults() FollowConfig {
 }
 
 // following reports whether the request asks for a followed log (?follow=1).
+// HEAD is answered like the plain route: a stream nobody can read would hold a follower
+// slot until the client goes.
 func following(r *http.Request) bool {
 	v := r.URL.Query().Get("follow")
-	return v == "1" || v == "true"
+	return (v == "1" || v == "true") && r.Method != http.MethodHead
 }
 
 // followBuildLog streams a build's log as server-sent events until the build ends

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +165,26 @@ func TestFollowResumesWithoutDuplicates(t *testing.T) {
 	}
 }
 
+// When the connection breaks, FollowBuildLog resumes after the last event it got: the text
+// written meanwhile arrives once, nothing before it again.
+func TestFollowBuildLogResumesABrokenStream(t *testing.T) {
+	l := newLiveLog(t, loghub.Limits{})
+	a := l.claim(workerA)
+	l.write(a, "one\n")
+	ch := l.follow(l.ctx, "")
+	expect(t, ch, api.EventAttempt, "")
+	expect(t, ch, "data", "one\n")
+	l.srv.CloseClientConnections()
+	l.write(a, "two\n")
+	expect(t, ch, "data", "two\n")
+	got(l.store.CompleteBuild(l.ctx, a.ID, false)).must(t)
+	l.hub.Changed(l.build)
+	expect(t, ch, api.EventAttemptEnd, "")
+	if end := expect(t, ch, "end", "").end; !end.Success {
+		t.Errorf("end %+v", end)
+	}
+}
+
 func TestFollowRefusals(t *testing.T) {
 	l := newLiveLog(t, loghub.Limits{PerBuild: 1})
 	a := l.claim(workerA)
@@ -187,12 +208,23 @@ func TestFollowRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Past the cap a follower is told to come back; HEAD and a caller without a key get no stream.
+func TestFollowBusyHeadAndUnauthenticated(t *testing.T) {
+	l := newLiveLog(t, loghub.Limits{PerBuild: 1})
+	l.write(l.claim(workerA), "abc")
+	path := "/api/v1/builds/" + l.build + "/log?follow=1"
 	held := l.get(path, "")
 	defer held.Body.Close()
 	busy := l.get(path, "")
 	busy.Body.Close()
 	if busy.StatusCode != http.StatusServiceUnavailable || busy.Header.Get("Retry-After") == "" {
 		t.Errorf("a follower past the cap: %d, Retry-After %q", busy.StatusCode, busy.Header.Get("Retry-After"))
+	}
+	head := l.raw("HEAD", path, l.adminKey, "") // answered at once, not streamed
+	if head.status != http.StatusOK || !strings.HasPrefix(head.header.Get("Content-Type"), "text/plain") {
+		t.Errorf("HEAD of a followed log: %d %q", head.status, head.header.Get("Content-Type"))
 	}
 	unauth, err := http.Get(l.srv.URL + path)
 	if err != nil {
@@ -275,7 +307,6 @@ func (l *liveLog) rawEvents(path, lastID string, n int) []loghub.Event {
 	}
 	return out
 }
-
 
 func apiclientFollow(out chan<- followed) apiclient.Follow {
 	return apiclient.Follow{

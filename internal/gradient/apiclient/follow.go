@@ -17,7 +17,8 @@ import (
 const maxFollowEvent = 4 << 20
 
 // followRetries is how many times in a row FollowBuildLog reconnects after a stream broke
-// without progress; followBackoff is the wait before each.
+// without progress; followBackoff is the wait before the first, doubling each time (1 s to
+// 16 s: long enough for a server restart).
 const (
 	followRetries = 5
 	followBackoff = time.Second
@@ -55,7 +56,7 @@ func (c *Client) FollowBuildLog(ctx context.Context, buildID, lastEventID string
 		select {
 		case <-ctx.Done():
 			return end, ctx.Err()
-		case <-time.After(followBackoff):
+		case <-time.After(followBackoff << (failures - 1)):
 		}
 	}
 }

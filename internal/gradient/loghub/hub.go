@@ -3,6 +3,9 @@ package loghub
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 )
 
 // Defaults of Limits.
@@ -47,14 +50,30 @@ type Batch struct {
 	Closed bool
 }
 
+// Counters count the hub's decisions.
+type Counters struct {
+	Follows atomic.Uint64 // subscriptions taken
+	Refused atomic.Uint64 // subscriptions refused at a cap
+	Lagged  atomic.Uint64 // followers that fell behind and lost their queue
+}
+
+// Metrics lists the counters under their exposition names.
+func (c *Counters) Metrics() []counter.Metric {
+	return []counter.Metric{
+		{Name: "gradient_log_follows_total", Help: "Build log streams started (GET …/log?follow=1).", Value: &c.Follows},
+		{Name: "gradient_log_follows_refused_total", Help: "Build log streams refused 503: too many followers of the build or in all.", Value: &c.Refused},
+		{Name: "gradient_log_followers_lagged_total", Help: "Times a build log follower fell a buffer behind and read the rest from the store.", Value: &c.Lagged},
+	}
+}
+
 // Hub fans published chunks out to the followers of each build.
 type Hub struct {
-	mu     sync.Mutex
-	limits Limits
-	builds map[string]map[*Subscription]struct{}
-	total  int
-	closed bool
-	lagged uint64
+	mu       sync.Mutex
+	limits   Limits
+	builds   map[string]map[*Subscription]struct{}
+	total    int
+	closed   bool
+	counters Counters
 }
 
 // New returns a hub with the given limits.
@@ -91,6 +110,7 @@ func (h *Hub) Subscribe(buildID string) (*Subscription, error) {
 	}
 	subs := h.builds[buildID]
 	if h.total >= h.limits.Total || len(subs) >= h.limits.PerBuild {
+		h.counters.Refused.Add(1)
 		return nil, ErrBusy
 	}
 	if subs == nil {
@@ -100,6 +120,7 @@ func (h *Hub) Subscribe(buildID string) (*Subscription, error) {
 	s := &Subscription{hub: h, build: buildID, wake: make(chan struct{}, 1)}
 	subs[s] = struct{}{}
 	h.total++
+	h.counters.Follows.Add(1)
 	return s, nil
 }
 
@@ -117,7 +138,7 @@ func (h *Hub) Publish(buildID string, c Chunk) {
 		}
 		if s.queued+len(c.Data) > h.limits.Buffer {
 			s.batch.Chunks, s.queued, s.batch.Lagged = nil, 0, true
-			h.lagged++
+			h.counters.Lagged.Add(1)
 		} else {
 			s.batch.Chunks = append(s.batch.Chunks, c)
 			s.queued += len(c.Data)
@@ -149,12 +170,15 @@ func (h *Hub) Close() {
 	}
 }
 
-// Stats are the followers now and how many times one lagged.
-func (h *Hub) Stats() (followers int, lagged uint64) {
+// Followers is how many subscriptions are open.
+func (h *Hub) Followers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.total, h.lagged
+	return h.total
 }
+
+// Counters are the hub's counters.
+func (h *Hub) Counters() *Counters { return &h.counters }
 
 // signal wakes the follower; a pending wake already covers this one. Call with hub.mu held.
 func (s *Subscription) signal() {

@@ -58,12 +58,12 @@ func TestCapsRefuseFollowers(t *testing.T) {
 				subs = append(subs, mustSub(t, h, b))
 			}
 			last := c.builds[len(c.builds)-1]
-			if _, err := h.Subscribe(last); !errors.Is(err, ErrBusy) {
-				t.Fatalf("follower past the cap: err %v", err)
+			if _, err := h.Subscribe(last); !errors.Is(err, ErrBusy) || h.Counters().Refused.Load() != 1 {
+				t.Fatalf("follower past the cap: err %v, refusals counted %d", err, h.Counters().Refused.Load())
 			}
 			subs[0].Close()
 			subs[0].Close() // twice frees one slot only
-			if n, _ := h.Stats(); n != len(subs)-1 {
+			if n := h.Followers(); n != len(subs)-1 {
 				t.Errorf("followers %d after a close, want %d", n, len(subs)-1)
 			}
 			mustSub(t, h, last) // the freed slot takes it
@@ -124,7 +124,7 @@ func TestStuckFollowerDoesNotBlockPublishing(t *testing.T) {
 	if !b.Lagged || len(b.Chunks) != 0 {
 		t.Errorf("the stuck follower: lagged %v with %d chunks", b.Lagged, len(b.Chunks))
 	}
-	if _, lagged := h.Stats(); lagged != 1 {
+	if lagged := h.Counters().Lagged.Load(); lagged != 1 {
 		t.Errorf("lagged %d times, want 1 (a lagging follower is not counted again)", lagged)
 	}
 }
