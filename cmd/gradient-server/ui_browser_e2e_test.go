@@ -26,7 +26,8 @@ import (
 // every build of the flake with its state; a failing build's page shows its failing log
 // line; a running build's log grows on the page while it runs and the page says how it ended;
 // the workers page shows a quarantined worker with its reason; a form posted without its CSRF
-// token is refused. Every step saves a screenshot and asserts on the DOM.
+// token is refused; pages fit a phone's width. Every step saves a screenshot and asserts on
+// the DOM.
 func TestTheWebUIInABrowser(t *testing.T) {
 	chromium := browserOrSkip(t)
 	f, ui := newUIFleet(t)
@@ -156,6 +157,17 @@ func TestTheWebUIInABrowser(t *testing.T) {
 			t.Errorf("the refused form started an evaluation: %d then %d (%v)", len(before), len(after), err)
 		}
 		screenshot(t, ctx, filepath.Join(shots, "csrf-refused.png"))
+	})
+
+	t.Run("readable on a phone", func(t *testing.T) {
+		browse(t, ctx, chromedp.EmulateViewport(390, 844))
+		for _, path := range []string{"/projects/" + f.project.Name, "/workers"} {
+			navigate(t, ctx, ui+path)
+			if wide := browse(t, ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth + 1`)); wide {
+				t.Errorf("%s is wider than a phone's screen", path)
+			}
+			screenshot(t, ctx, filepath.Join(shots, "phone-"+strings.ReplaceAll(strings.Trim(path, "/"), "/", "-")+".png"))
+		}
 	})
 	worker.stop()
 }

@@ -106,3 +106,25 @@ func TestAbortFromTheEvaluationPage(t *testing.T) {
 		t.Errorf("a POST to the API with only the cookie: %d, want 401", resp.StatusCode)
 	}
 }
+
+func TestTheQueueSaysWhatWaitsAndWhy(t *testing.T) {
+	s := newSite(t, false)
+	ev := seedEvaluation(t, s.st, s.project.ID, "w", 12)
+	queued, err := s.st.CreateEvaluation(t.Context(), store.NewEvaluation{ProjectID: s.project.ID, Commit: strings.Repeat("c", 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := s.browser()
+	b.signIn(s.admin)
+	st, body, _ := b.get("/queue")
+	if st != http.StatusOK {
+		t.Fatalf("queue: %d", st)
+	}
+	ids := buildIDs(t, s.st, ev.ID)
+	// w-00000 and w-00010 are startable; the others wait for their dependencies
+	contains(t, "queue", body, `data-job="`+queued.ID+`"`, `data-job="`+ids["w-00000"]+`"`, `data-job="`+ids["w-00001"]+`"`,
+		"this server runs no job loop", "its dependencies have not all been built yet")
+	if n := strings.Count(body, "<tr data-job="); n != 13 {
+		t.Errorf("%d waiting jobs listed, want 13", n)
+	}
+}
