@@ -48,6 +48,9 @@ func (u *UI) buildPage(w http.ResponseWriter, r *http.Request, v viewer, _ api.L
 		u.notFoundOr(w, r, v, err, "There is no such build.")
 		return
 	}
+	if !v.signedIn { // the API behind the raw and the live log needs a key (--ui-public)
+		view.RawHref, view.Follow = "", false
+	}
 	u.render(w, r, v, http.StatusOK, "build", view)
 }
 

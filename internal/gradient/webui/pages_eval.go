@@ -81,21 +81,26 @@ func (u *UI) evaluationView(r *http.Request, live api.LiveView) (evaluationView,
 	if err := u.pageOf(&view, r, counts, live); err != nil {
 		return view, err
 	}
+	return view, u.graphOf(r, &view)
+}
+
+// graphOf lays out the dependency graph of an evaluation small enough to draw.
+func (u *UI) graphOf(r *http.Request, view *evaluationView) error {
 	if view.Total > maxGraphBuilds {
 		view.GraphOmitted = fmt.Sprintf("The graph is drawn for evaluations of at most %d builds; this one has %d. Filter the table by state instead.", maxGraphBuilds, view.Total)
-		return view, nil
+		return nil
 	}
-	builds, err := u.cfg.Store.EvaluationBuilds(ctx, e.ID)
+	builds, err := u.cfg.Store.EvaluationBuilds(r.Context(), view.Eval.ID)
 	if err != nil {
-		return view, err
+		return err
 	}
-	edges, err := u.cfg.Store.EvaluationEdges(ctx, e.ID)
+	edges, err := u.cfg.Store.EvaluationEdges(r.Context(), view.Eval.ID)
 	if err != nil {
-		return view, err
+		return err
 	}
 	g := layoutGraph(builds, edges)
 	view.Graph = &g
-	return view, nil
+	return nil
 }
 
 // filters are the state links with their counts; "all" first.
@@ -142,19 +147,21 @@ func (u *UI) pageOf(view *evaluationView, r *http.Request, counts map[store.Buil
 		}
 		view.Rows = append(view.Rows, row)
 	}
-	link := func(page int) string {
-		q := url.Values{}
-		if view.Filter != "" {
-			q.Set("state", view.Filter)
-		}
-		q.Set("page", strconv.Itoa(page))
-		return "/evaluations/" + url.PathEscape(view.Eval.ID) + "?" + q.Encode()
-	}
 	if view.Page > 1 {
-		view.PrevHref = link(view.Page - 1)
+		view.PrevHref = pageLink(view.Eval.ID, view.Filter, view.Page-1)
 	}
 	if view.Page < view.Pages {
-		view.NextHref = link(view.Page + 1)
+		view.NextHref = pageLink(view.Eval.ID, view.Filter, view.Page+1)
 	}
 	return nil
+}
+
+// pageLink is the address of a page of an evaluation's builds in one state ("": all).
+func pageLink(evalID, state string, page int) string {
+	q := url.Values{}
+	if state != "" {
+		q.Set("state", state)
+	}
+	q.Set("page", strconv.Itoa(page))
+	return "/evaluations/" + url.PathEscape(evalID) + "?" + q.Encode()
 }

@@ -124,6 +124,13 @@ func TestAPublicServerShowsProjectsButNotTheFleet(t *testing.T) {
 			t.Errorf("%s signed out on a public server: %d", path, st)
 		}
 	}
+	ev := seedEvaluation(t, s.st, s.project.ID, "pub", 2)
+	if st, body, _ := b.get("/evaluations/" + ev.ID); st != http.StatusOK || strings.Contains(body, "Abort evaluation") || strings.Contains(body, `name="csrf"`) {
+		t.Errorf("a public evaluation page: %d, offering actions:\n%s", st, body)
+	}
+	if st, _, _ := b.post("/evaluations/"+ev.ID+"/abort", nil); st != http.StatusSeeOther {
+		t.Errorf("a signed-out abort on a public server: %d, want the sign-in page", st)
+	}
 	if st, body, _ := b.get("/caches"); st != http.StatusOK || !strings.Contains(body, "substituters = http://cache.example/cache/main") {
 		t.Errorf("public caches: %d\n%s", st, body)
 	}
