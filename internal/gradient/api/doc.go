@@ -9,6 +9,10 @@
 // that cache (GET /caches, GET /caches/{cache}); anything else is 403. Keys and tokens appear in
 // exactly two answers, the ones that create them, and never in logs.
 //
+// Mounted beside the web UI (gradient-server §17), Config.Session also admits the UI's session
+// cookie, on GET and HEAD only: a cookie rides along on any request a browser makes, so it never
+// authorizes a change. The UI's forms, CSRF-checked, come in through WithCaller as their key.
+//
 // # Routes
 //
 // {project}, {cache} and {team} take an ID or a name (names may not look like UUIDs, so the two never
