@@ -107,18 +107,34 @@ var (
 // nothing: the project's branch) through git ls-remote, bounded in time. A private
 // repository's branch cannot be resolved here; its commit hash can always be given.
 func resolveRef(ctx context.Context, p store.Project, ref string) (string, error) {
+	commit, branch, err := parseRef(ref, p.Branch)
+	if commit != "" || err != nil {
+		return commit, err
+	}
+	return lsRemote(ctx, p.RepoURL, branch)
+}
+
+// parseRef reads the form's ref: a full commit hash (lowercased), or a branch name git would
+// take as one and never as an option ("" is the project's branch).
+func parseRef(ref, projectBranch string) (commit, branch string, err error) {
 	if hexCommit.MatchString(ref) {
-		return strings.ToLower(ref), nil
+		return strings.ToLower(ref), "", nil
 	}
 	if ref == "" {
-		ref = p.Branch
+		ref = projectBranch
 	}
-	if !branchName.MatchString(ref) || strings.Contains(ref, "..") {
-		return "", fmt.Errorf("%q is neither a full commit hash nor a branch name", ref)
+	if !branchName.MatchString(ref) || strings.Contains(ref, "..") || strings.HasSuffix(ref, ".lock") {
+		return "", "", fmt.Errorf("%q is neither a full commit hash nor a branch name", ref)
 	}
+	return "", ref, nil
+}
+
+// lsRemote resolves a branch's head with git ls-remote, bounded in time.
+func lsRemote(ctx context.Context, repoURL, branch string) (string, error) {
+	ref := branch
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", p.RepoURL, "refs/heads/"+ref)
+	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", repoURL, "refs/heads/"+ref)
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.Output()
 	if err != nil {
