@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -26,19 +25,33 @@ func (u *UI) callAPI(ctx context.Context, key store.APIKey, method, path string,
 			return 0, err
 		}
 	}
-	req := httptest.NewRequestWithContext(api.WithCaller(ctx, key), method, api.Prefix+path, &body)
-	rec := httptest.NewRecorder()
+	req, err := http.NewRequestWithContext(api.WithCaller(ctx, key), method, "http://in-process"+api.Prefix+path, &body)
+	if err != nil {
+		return 0, err
+	}
+	rec := &answer{header: http.Header{}, code: http.StatusOK}
 	u.api.ServeHTTP(rec, req)
-	if rec.Code/100 != 2 {
+	if rec.code/100 != 2 {
 		var e api.Error
-		json.Unmarshal(rec.Body.Bytes(), &e)
-		return rec.Code, fmt.Errorf("%s", e.Message)
+		json.Unmarshal(rec.body.Bytes(), &e)
+		return rec.code, fmt.Errorf("%s", e.Message)
 	}
 	if out != nil {
-		return rec.Code, json.Unmarshal(rec.Body.Bytes(), out)
+		return rec.code, json.Unmarshal(rec.body.Bytes(), out)
 	}
-	return rec.Code, nil
+	return rec.code, nil
 }
+
+// answer is an in-process API answer: status and body.
+type answer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (a *answer) Header() http.Header         { return a.header }
+func (a *answer) Write(b []byte) (int, error) { return a.body.Write(b) }
+func (a *answer) WriteHeader(code int)        { a.code = code }
 
 // act runs a form's API call and redirects to done, or shows the API's refusal.
 func (u *UI) act(w http.ResponseWriter, r *http.Request, v viewer, method, path string, in any, done func(body []byte) string) {

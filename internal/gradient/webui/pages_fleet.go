@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -17,7 +18,7 @@ type workerRow struct {
 	Capabilities              []string
 	Systems, Features         []string
 	Jobs                      []jobLink
-	LastSeen                  timeValue
+	LastSeen                  time.Time
 }
 
 // workersPage lists every worker as the API does (GET /api/v1/workers), with its open jobs.
@@ -57,7 +58,7 @@ func jobLinkOf(j store.JobRef) jobLink {
 // nothing it registered for), or offline with the last failure (refused token, unreachable …).
 func workerRowOf(wk api.Worker, jobs []jobLink) workerRow {
 	row := workerRow{ID: wk.WorkerID, DisplayName: wk.DisplayName, Remote: wk.Remote, State: wk.Status,
-		StateClass: stateDone, Jobs: jobs, LastSeen: timeValue(wk.LastSeenAt)}
+		StateClass: stateDone, Jobs: jobs, LastSeen: wk.LastSeenAt}
 	switch {
 	case wk.Quarantined != "":
 		row.State, row.StateClass, row.Reason = "quarantined", stateFailed, wk.Quarantined

@@ -15,8 +15,6 @@ const (
 	maxQueueItems        = 500
 )
 
-type timeValue = time.Time
-
 type queueItem struct {
 	ID, Label, Href, Project, Status, State, Why string
 	Since                                        time.Time
