@@ -35,6 +35,7 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
@@ -140,11 +141,11 @@ func run(o options, log *slog.Logger) error {
 		return err
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
-	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(front.Counters().Metrics()...))
+	uiFront, uiMetrics, err := serveUI(o, srv, ln.Addr().String(), log)
 	if err != nil {
 		return err
 	}
-	uiFront, err := serveUI(o, srv, ln.Addr().String(), log)
+	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(append(front.Counters().Metrics(), uiMetrics...)...))
 	if err != nil {
 		return err
 	}
@@ -163,21 +164,21 @@ func run(o options, log *slog.Logger) error {
 	return front.Shutdown(shutdownCtx)
 }
 
-// serveUI serves the web UI on --ui-listen, behind the same connection bounds as --listen;
-// nil when it is off.
-func serveUI(o options, srv *server.Server, cacheAddr string, log *slog.Logger) (*httpfront.Front, error) {
+// serveUI serves the web UI on --ui-listen, behind the same connection bounds as --listen, and
+// returns its counters for /metrics; nil when it is off.
+func serveUI(o options, srv *server.Server, cacheAddr string, log *slog.Logger) (*httpfront.Front, []counter.Metric, error) {
 	if o.uiListen == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	ln, err := net.Listen("tcp", o.uiListen)
 	if err != nil {
-		return nil, fmt.Errorf("--ui-listen: %w", err)
+		return nil, nil, fmt.Errorf("--ui-listen: %w", err)
 	}
-	handler, _ := srv.WebUI(server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + cacheAddr})
+	handler, ui := srv.WebUI(server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + cacheAddr})
 	front := httpfront.New(ln, httpfront.Config{Handler: handler, Limits: o.http, Log: srv.HostileLog()})
 	go front.Serve()
 	log.Info("web UI ready", "ui", "http://"+ln.Addr().String())
-	return front, nil
+	return front, ui.Counters().Metrics(), nil
 }
 
 // serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 )
 
@@ -48,6 +49,14 @@ type Config struct {
 type Counters struct {
 	CSRFRefused   atomic.Uint64 // state-changing requests without the session's CSRF token
 	SignInRefused atomic.Uint64 // sign-ins with an unknown, revoked or malformed key or link
+}
+
+// Metrics names the counters for /metrics.
+func (c *Counters) Metrics() []counter.Metric {
+	return []counter.Metric{
+		{Name: "gradient_ui_csrf_refused_total", Help: "Web UI forms refused for a missing or wrong CSRF token.", Value: &c.CSRFRefused},
+		{Name: "gradient_ui_signin_refused_total", Help: "Web UI sign-ins refused: an unknown, revoked or malformed key, or a used or expired link.", Value: &c.SignInRefused},
+	}
 }
 
 // UI serves the pages.
