@@ -61,12 +61,18 @@ func (u *UI) queueOf(r *http.Request, p store.Project, live api.LiveView, view *
 				Status: e.Status.String(), State: stateQueued, Since: e.UpdatedAt, Why: live.WaitReason(p.ID, store.JobEval, "")})
 			continue
 		}
-		builds, err := u.cfg.Store.EvaluationBuilds(r.Context(), e.ID)
+		if len(view.Items) >= maxQueueItems {
+			view.More = true
+			return nil
+		}
+		// one page of the waiting builds only: a big evaluation is not read whole
+		builds, err := u.cfg.Store.EvaluationBuildsPage(r.Context(), store.BuildPage{EvaluationID: e.ID, Limit: maxQueueItems,
+			Statuses: []store.BuildStatus{store.BuildQueued, store.BuildFailedTransient, store.BuildCreated}})
 		if err != nil {
 			return err
 		}
 		for _, b := range builds {
-			if seen[b.ID] || !waits(b.Status) {
+			if seen[b.ID] {
 				continue
 			}
 			seen[b.ID] = true
@@ -75,10 +81,6 @@ func (u *UI) queueOf(r *http.Request, p store.Project, live api.LiveView, view *
 		}
 	}
 	return nil
-}
-
-func waits(s store.BuildStatus) bool {
-	return s == store.BuildQueued || s == store.BuildFailedTransient || s == store.BuildCreated
 }
 
 // whyWaits says what a waiting build waits for.
