@@ -38,7 +38,8 @@ RACE_PKGS := \
   ./internal/pace/nodeproof/sealedconn/ ./internal/pace/node/ ./internal/pace/ccstats/ \
   ./internal/pace/peerlink/peerconn/ ./internal/pace/raftnet/ ./internal/pace/discovery/ \
   ./internal/gradient/wsconn/ ./internal/gradient/server/ ./internal/gradient/cacheserve/ \
-  ./internal/gradient/narstore/ ./internal/gradient/worker/
+  ./internal/gradient/narstore/ ./internal/gradient/worker/ ./internal/gradient/loghub/ \
+  ./internal/gradient/statussender/
 race:
 	scripts/deps.sh test
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)

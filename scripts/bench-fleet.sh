@@ -21,7 +21,7 @@ CONNS=${CONNS:-16}
 DURATION=${DURATION:-3s}
 . scripts/lib.sh
 export LC_ALL=C PACE_NODE_SHARED_CPU=1
-go build -o "$work/bin/" ./cmd/pace-node ./cmd/pace-cc ./bench/netlab ./bench/failover ./bench/leaseload
+go build -o "$work/bin/" ./cmd/pace-node ./cmd/pace-cc ./cmd/pace-cc-full ./bench/netlab ./bench/failover ./bench/leaseload
 B=$work/bin
 . scripts/fleetlib.sh
 NODE_FLAGS=(--fleet-open --discovery=off) # formed by --fleet-seed and --cluster-admit, as measured before discovery

@@ -6,7 +6,7 @@
 set -euo pipefail
 want=(gcc g++ make git curl)
 case "${1:-test}" in
-  test)  want+=(nix-bin busybox-static postgresql iproute2 nftables zstd chromium) ;;
+  test)  want+=(nix-bin busybox-static postgresql iproute2 nftables zstd chromium openssh-server) ;;
   demo)  want+=(nix-bin busybox-static jq iproute2) ;;
   bench) want+=(nix-bin busybox-static redis-server ccache sccache hyperfine cmake ninja-build) ;;
 esac

@@ -28,7 +28,7 @@ func (b *bench) run() error {
 		}
 		b.c.only = "lease"
 	}
-	if err := run("go", "build", "-o", "bin/", "./cmd/pace-node", "./cmd/pace-cc"); err != nil {
+	if err := run("go", "build", "-o", "bin/", "./cmd/pace-node", "./cmd/pace-cc", "./cmd/pace-cc-full"); err != nil {
 		return err
 	}
 	if err := run("go", "build", "-o", b.leaseload, "./bench/leaseload"); err != nil {

@@ -15,6 +15,12 @@
 // keep-alives to make room first, and bounds request heads, bodies and keep-alive idleness
 // (the --max-http-* and --http-*-timeout flags; gradient-server §10.14).
 //
+// Projects with polling on are polled with git ls-remote every --poll-interval (60 s, "off"
+// disables it), and signed push webhooks arrive at /api/v1/hooks/{forge}/{project}; either
+// starts one evaluation per new head commit (gradient-server §11).
+// Commit statuses and the signed outgoing webhook of each project go out from an outbox in
+// the state, linking to --public-url (gradient-server §12).
+//
 // At start, before the first session, interrupted work is recovered (gradient-server §6.6).
 // SIGTERM or SIGINT sends every worker Draining, closes every session at once and exits 0.
 package main
@@ -28,6 +34,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -39,6 +46,7 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
+	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
 )
 
 type options struct {
@@ -50,12 +58,15 @@ type options struct {
 	refuseInbound                         bool
 	anonymousCache                        bool
 	cacheKeyHost                          string
+	pollInterval                          pollInterval
+	retention                             server.RetentionConfig
+	publicURL                             string
 	uiListen                              string // the web UI's own listener (gradient-server §17)
 	uiPublic                              bool
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
-	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits}
+	o := options{limits: server.DefaultLimits, http: httpfront.DefaultLimits, pollInterval: pollInterval(trigger.DefaultPollInterval)}
 	fs := flag.NewFlagSet("gradient-server", flag.ContinueOnError)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:3000", "HTTP `host:port` serving /proto, /api/v1 and /healthz")
 	fs.StringVar(&o.metrics, "metrics", "", "`host:port` serving Prometheus /metrics (off when empty)")
@@ -67,6 +78,8 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.refuseInbound, "refuse-inbound", false, "refuse every worker that dials in (403 server is not accepting connections)")
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
+	fs.Var(&o.pollInterval, "poll-interval", "`duration` between polls of the projects with polling on, jittered ±10% (0 or off: no polling; gradient-server §11.2)")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --listen address as bound>, none when it is every interface)")
 	fs.StringVar(&o.uiListen, "ui-listen", "", "`host:port` serving the web UI and /api/v1 beside it (off when empty)")
 	fs.BoolVar(&o.uiPublic, "ui-public", false, "let signed-out visitors of the web UI read projects, evaluations, builds and public caches")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -75,11 +88,15 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.DurationVar(&o.http.IdleTimeout, "http-idle-timeout", o.http.IdleTimeout, "close a keep-alive connection that sends no request for this long")
 	fs.DurationVar(&o.http.HeaderTimeout, "http-header-timeout", o.http.HeaderTimeout, "drop a connection whose request head takes longer than this")
 	fs.DurationVar(&o.http.BodyTimeout, "http-body-timeout", o.http.BodyTimeout, "drop a request whose body takes longer than this to arrive")
+	retentionFlags(fs, &o.retention)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q (administration commands run as `gradient-server admin …`)", fs.Arg(0))
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return o, err
 	}
 	if o.heartbeat < 0 {
 		return o, errors.New("--worker-heartbeat-timeout must not be negative")
@@ -130,15 +147,17 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
-	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
-		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
-		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost})
-	if _, err := srv.Recover(ctx); err != nil {
-		return fmt.Errorf("recovering interrupted work: %w", err)
-	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
+	}
+	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
+		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
+		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
+		Retention: o.retention, PublicURL: publicURL(o.publicURL, ln.Addr())})
+	if _, err := srv.Recover(ctx); err != nil {
+		ln.Close()
+		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
 	uiFront, uiMetrics, err := serveUI(o, srv, ln.Addr().String(), log)
@@ -197,6 +216,29 @@ func serveMetrics(ctx context.Context, addr string, metrics http.Handler) (strin
 	go hs.Serve(ln)
 	context.AfterFunc(ctx, func() { hs.Close() })
 	return ln.Addr().String(), nil
+}
+
+// checkPublicURL admits "" (statuses carry no link) or an absolute http(s) URL.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("--public-url %q: want http(s)://host[:port][/path]", s)
+	}
+	return nil
+}
+
+// publicURL is --public-url, else the bound listen address unless that is every interface
+// (a link to 0.0.0.0 would lead nowhere).
+func publicURL(flagValue string, bound net.Addr) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if tcp, ok := bound.(*net.TCPAddr); ok && !tcp.IP.IsUnspecified() {
+		return "http://" + tcp.String()
+	}
+	return ""
 }
 
 func stateName(o options) string {

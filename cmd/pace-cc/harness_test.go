@@ -10,14 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/pace/cc"
+	"github.com/buildfleet/buildfleet/internal/pace/ccfront"
 	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
 	"github.com/buildfleet/buildfleet/internal/pace/kv"
 )
 
 // TestMain lets the test binary stand in for pace-cc (PACE_CC_AS_MAIN=1), under its own name
-// or under a compiler's name through a masquerade symlink.
+// or under a compiler's name through a masquerade symlink, and for pace-cc-full when the
+// front hands over (it names itself in PACE_CC_FRONT, and PACE_CC_FULL points back here).
 func TestMain(m *testing.M) {
 	if os.Getenv("PACE_CC_AS_MAIN") == "1" {
+		if os.Getenv(ccfront.FrontEnv) != "" {
+			os.Exit(cc.Main(cc.ProcessIO()))
+		}
 		main()
 		return
 	}
@@ -53,7 +59,8 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) vars() []string {
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "PACE_CC_AS_MAIN=1", "LC_ALL=C", "PACE_ADDR=" + e.addr}
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "PACE_CC_AS_MAIN=1", "LC_ALL=C", "PACE_ADDR=" + e.addr,
+		"PACE_CC_FULL=" + os.Args[0]}
 	return append(base, e.extra...)
 }
 

@@ -14,6 +14,7 @@ import (
 // a new command without a row fails TestEveryCommandHasASystem.
 var commands = map[string]string{
 	"cmd/pace-cc":              "pace",
+	"cmd/pace-cc-full":         "pace",
 	"cmd/pace-kv":              "pace",
 	"cmd/pace-node":            "pace",
 	"cmd/pacectl":              "pace",
@@ -27,6 +28,7 @@ var commands = map[string]string{
 	"cmd/gradient-worker":      "gradient",
 	"cmd/gradient-wire-schema": "gradient",
 	"bench/hostilegradient":    "gradient",
+	"bench/fakeforge":          "gradient",
 }
 
 // Thin mains. A command under cmd/ reads its flags, builds its package's configuration and runs

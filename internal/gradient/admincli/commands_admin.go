@@ -13,12 +13,16 @@ import (
 func commands() []command {
 	cmds := []command{
 		bootstrapCommand(),
-		projectCreate(), projectList(), projectShow(),
+		projectCreate(), projectList(), projectShow(), projectSet(),
 		cacheCreate(), cacheList(), cacheKey(), cachePaths(), cacheSubscribe(true), cacheSubscribe(false),
 		workerRegister(), workerSetActive(false), workerSetActive(true), workerList(), workerShow(),
 		evalStart(), evalList(), evalShow(), buildShow(), buildLog(), abortEval(), abortBuild(),
 		keyCreate(), keyList(), keyRevoke(),
 	}
+	cmds = append(cmds, repoCredCommands()...)
+	cmds = append(cmds, cacheGC())
+	cmds = append(cmds, projectStatus())
+	cmds = append(cmds, upstreamCommands()...)
 	return append(cmds, teamCommands()...)
 }
 
@@ -72,6 +76,7 @@ func projectShow() command {
 				fields(w, "Project", p.Name, "ID", p.ID, "Repository", p.RepoURL, "Branch", orDefault(p.Branch),
 					"Wildcards", strings.Join(p.Wildcards, " "), "Force evaluation", yesNo(p.ForceEvaluation),
 					"SSH key", yesNo(p.HasSSHKey), "Caches", orNone(strings.Join(p.Caches, ", ")), "Created", stamp(p.CreatedAt))
+				printTriggers(w, p.Triggers)
 			})
 		}
 	}}

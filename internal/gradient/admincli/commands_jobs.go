@@ -12,11 +12,11 @@ import (
 )
 
 func evalStart() command {
-	return command{path: "eval start", args: []string{"PROJECT", "COMMIT"}, setup: func(fs *flag.FlagSet) func(*invocation) error {
+	return command{path: "eval start", args: []string{"PROJECT", "COMMIT|BRANCH"}, setup: func(fs *flag.FlagSet) func(*invocation) error {
 		var wildcards stringList
 		fs.Var(&wildcards, "wildcard", "attribute patterns instead of the project's (repeatable)")
 		return func(in *invocation) error {
-			e, err := in.client.StartEvaluation(in.ctx, in.args[0], api.StartEvaluationRequest{Commit: in.args[1], Wildcards: wildcards})
+			e, err := in.client.StartEvaluation(in.ctx, in.args[0], startRequest(in.args[1], wildcards))
 			if err != nil {
 				return err
 			}
@@ -36,9 +36,9 @@ func evalList() command {
 				return err
 			}
 			return in.emit(api.EvaluationList{Evaluations: evals}, func(w io.Writer) {
-				t := newTable(w, "ID", "COMMIT", "STATUS", "CREATED", "UPDATED")
+				t := newTable(w, "ID", "COMMIT", "BRANCH", "STATUS", "CREATED", "UPDATED")
 				for _, e := range evals {
-					t.row(e.ID, shortCommit(e.Commit), e.Status, stamp(e.CreatedAt), stamp(e.UpdatedAt))
+					t.row(e.ID, shortCommit(e.Commit), orDash(e.Branch), e.Status, stamp(e.CreatedAt), stamp(e.UpdatedAt))
 				}
 				t.flush()
 			})
@@ -60,7 +60,7 @@ func evalShow() command {
 
 func printEvaluation(w io.Writer, d api.EvaluationDetail) {
 	e := d.Evaluation
-	kv := []string{"Evaluation", e.ID, "Project", e.ProjectID, "Commit", e.Commit, "Status", e.Status,
+	kv := []string{"Evaluation", e.ID, "Project", e.ProjectID, "Commit", e.Commit, "Branch", orDash(e.Branch), "Status", e.Status,
 		"Wildcards", strings.Join(e.Wildcards, " "), "Flake source", orDash(e.FlakeSource),
 		"Created", stamp(e.CreatedAt), "Updated", stamp(e.UpdatedAt)}
 	if e.Waiting != "" {
@@ -84,6 +84,7 @@ func printEvaluation(w io.Writer, d api.EvaluationDetail) {
 			fmt.Fprintf(w, "  %s %s [%s] %s\n", stamp(m.CreatedAt), m.Level, m.Source, m.Text)
 		}
 	}
+	printStatuses(w, d.Statuses)
 }
 
 func buildShow() command {

@@ -19,10 +19,23 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   project create NAME --repo-url URL --wildcard PATTERNS [--wildcard ...] [--branch B] [--force-evaluation]
   project list
   project show PROJECT
+  project set PROJECT [--branch PATTERN ...] [--default-branch] [--tags[=false]] [--poll on|off]
+              [--webhook-secret-file FILE | --no-webhook-secret]
+  project ssh-key generate PROJECT          (prints the public key for the forge's deploy keys)
+  project ssh-key set PROJECT --key-file FILE
+  project ssh-key show PROJECT
+  project ssh-key remove PROJECT
+  project https-token set PROJECT --token-file FILE [--username NAME]
+  project https-token remove PROJECT
+  project status PROJECT [--forge github|gitea|gitlab|none --api-url URL --repo OWNER/REPO --token-file FILE]
+                 [--per-build on|off] [--notify-url URL --notify-secret-file FILE]
   cache create NAME [--public]
   cache list
   cache key CACHE
   cache paths CACHE [--limit N]
+  cache upstream add CACHE URL --key NAME:BASE64   (http, https or file; workers substitute from it)
+  cache upstream remove CACHE URL
+  cache upstream list CACHE
   cache subscribe PROJECT CACHE
   cache unsubscribe PROJECT CACHE
   worker register WORKER_ID (--project P | --cache C) [--name NAME] [--url wss://...] [--no-fetch] [--no-eval] [--no-build]
@@ -39,7 +52,7 @@ http://127.0.0.1:3000) with an API key (env GRADIENT_API_KEY, or --api-key):
   team revoke PROJECT TEAM
   team disable TEAM WORKER_ID
   team enable TEAM WORKER_ID
-  eval start PROJECT COMMIT [--wildcard PATTERNS ...]
+  eval start PROJECT COMMIT|BRANCH [--wildcard PATTERNS ...]
   eval list PROJECT [--limit N]
   eval show EVALUATION_ID
   build show BUILD_ID

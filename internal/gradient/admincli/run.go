@@ -102,9 +102,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(
 	}
 }
 
-// findCommand matches the longest command path (two words, then one) at the start of args.
+// findCommand matches the longest command path (three words, then two, then one) at the
+// start of args.
 func findCommand(args []string) (command, []string, bool) {
-	for words := min(2, len(args)); words >= 1; words-- {
+	for words := min(3, len(args)); words >= 1; words-- {
 		path := strings.Join(args[:words], " ")
 		for _, c := range commands() {
 			if c.path == path {

@@ -15,6 +15,10 @@ import (
 const (
 	PurposeDialToken  = "gradient dial token v1"
 	PurposeSigningKey = "gradient cache signing key v1"
+	// PurposeStatusToken and PurposeNotifySecret seal a project's forge token and outgoing
+	// webhook secret (gradient-server §12).
+	PurposeStatusToken  = "gradient forge status token v1"
+	PurposeNotifySecret = "gradient notify secret v1"
 )
 
 // KeyFile is where LoadOrCreate keeps the key, relative to the data directory.
@@ -77,30 +81,60 @@ func readKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// createKey writes a fresh key with O_EXCL, so two processes starting at once cannot each
-// mint their own; the loser reads the winner's.
+// createKey writes a fresh key to a temporary file, fsyncs it, and links it into place.
+// link(2) never replaces an existing file, so of two processes starting at once exactly one
+// key wins, and the loser, whose link fails, reads the winner's; the key file is never seen
+// empty or half written (an O_EXCL create would be, between the create and the write).
 func createKey(path string) ([]byte, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	key := make([]byte, keySize)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp, err := writeTemp(dir, key)
+	if err != nil {
+		return nil, fmt.Errorf("aeadbox: writing a key under %s: %w", dir, err)
+	}
+	defer os.Remove(tmp)
+	err = os.Link(tmp, path)
 	if errors.Is(err, fs.ErrExist) {
 		return readKey(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
-	_, werr := f.Write(key)
-	serr := f.Sync()
-	if err := errors.Join(werr, serr, f.Close()); err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("aeadbox: writing %s: %w", path, err)
+	if err := syncDir(dir); err != nil {
+		return nil, fmt.Errorf("aeadbox: %w", err)
 	}
 	return key, nil
+}
+
+// writeTemp writes key to a new mode-0600 file in dir, synced, and returns its path.
+func writeTemp(dir string, key []byte) (string, error) {
+	f, err := os.CreateTemp(dir, ".secret.key-*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.Write(key)
+	err = errors.Join(werr, f.Chmod(0o600), f.Sync(), f.Close())
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// syncDir makes the new link durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // Seal encrypts plaintext for purpose: a random nonce followed by the GCM ciphertext.

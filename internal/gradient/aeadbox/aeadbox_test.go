@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -91,4 +92,85 @@ func TestSealOpenRoundTrip(t *testing.T) {
 			t.Fatalf("round trip: %x, %v; want %x", got, err, plain)
 		}
 	})
+}
+
+// TestConcurrentStartsShareOneKey starts many servers' key loading at once on fresh data
+// directories: every one must succeed, and all must hold the same key (a value one seals,
+// every other opens). Many rounds, so the window between a create and its write would be hit.
+func TestConcurrentStartsShareOneKey(t *testing.T) {
+	const rounds, starters = 10, 8
+	for range rounds {
+		dir := t.TempDir()
+		boxes := make([]*Box, starters)
+		errs := make([]error, starters)
+		var ready, done sync.WaitGroup
+		gate := make(chan struct{})
+		for i := range starters {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				ready.Done()
+				<-gate
+				boxes[i], errs[i] = LoadOrCreate(dir)
+			}()
+		}
+		ready.Wait()
+		close(gate)
+		done.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("starter %d: %v", i, err)
+			}
+		}
+		sealed, err := boxes[0].Seal(PurposeDialToken, []byte("shared"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range boxes {
+			if got, err := b.Open(PurposeDialToken, sealed); err != nil || string(got) != "shared" {
+				t.Fatalf("starter %d holds another key: %q, %v", i, got, err)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "keys", ".secret.key-*")); len(left) != 0 {
+			t.Fatalf("temporary key files left behind: %v", left)
+		}
+	}
+}
+
+// TestTheKeyFileIsNeverSeenPartial watches the key path while keys are created: whoever
+// looks finds no file or a whole key, never an empty or short one (which a second server
+// starting at that moment would refuse).
+func TestTheKeyFileIsNeverSeenPartial(t *testing.T) {
+	for round := range 20 {
+		dir := t.TempDir()
+		path := filepath.Join(dir, KeyFile)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		seen := make(chan int, 1)
+		go func() {
+			defer close(seen)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if info, err := os.Stat(path); err == nil && info.Size() != keySize {
+					seen <- int(info.Size())
+					return
+				}
+			}
+		}()
+		_, err := LoadOrCreate(dir)
+		close(stop)
+		if n, partial := <-seen; partial {
+			t.Fatalf("round %d: the key file was seen with %d bytes", round, n)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

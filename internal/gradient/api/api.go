@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
@@ -60,6 +61,17 @@ type Config struct {
 	Session SessionKey
 	// Follow tunes followed build logs (gradient-server §16).
 	Follow FollowConfig
+	// Triggers serves the push webhooks and resolves branches (gradient-server §11); nil:
+	// no webhooks, and evaluations start by commit hash only.
+	Triggers Triggers
+	// RepoSecrets seals and opens projects' deploy keys and https tokens
+	// (gradient-server §13.1). nil: those routes answer 501.
+	RepoSecrets *aeadbox.Box
+	// GC collects the server's cache (POST /gc). nil: 501.
+	GC GarbageCollector
+	// SealStatusSecret seals forge tokens and webhook secrets for purpose
+	// (gradient-server §12). nil: setting them is refused with 501.
+	SealStatusSecret func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // api serves the routes; every handler gets the authenticated key through the context.
@@ -75,6 +87,12 @@ type api struct {
 	session SessionKey
 	// follow tunes followed build logs (logfollow.go).
 	follow FollowConfig
+	trig   Triggers
+	// secrets seals repository credentials; nil without Config.RepoSecrets.
+	secrets *aeadbox.Box
+	gc      GarbageCollector
+	// sealStatus seals forge tokens and webhook secrets (statuses.go).
+	sealStatus func(purpose string, plaintext []byte) ([]byte, error)
 }
 
 // scope is what a route requires of the key: admin routes refuse pinned keys, cache-read
@@ -96,13 +114,22 @@ var routes = []route{
 	{"GET", "/projects", scopeAdmin, (*api).listProjects},
 	{"POST", "/projects", scopeAdmin, (*api).createProject},
 	{"GET", "/projects/{project}", scopeAdmin, (*api).showProject},
+	{"PATCH", "/projects/{project}/triggers", scopeAdmin, (*api).setProjectTriggers},
 	{"PUT", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).subscribe},
 	{"DELETE", "/projects/{project}/caches/{cache}", scopeAdmin, (*api).unsubscribe},
 	{"GET", "/projects/{project}/evaluations", scopeAdmin, (*api).listEvaluations},
+	{"GET", "/projects/{project}/status", scopeAdmin, (*api).showProjectStatus},
+	{"PUT", "/projects/{project}/status", scopeAdmin, (*api).setProjectStatus},
 	{"POST", "/projects/{project}/evaluations", scopeAdmin, (*api).startEvaluation},
 	{"POST", "/projects/{project}/registrations", scopeAdmin, (*api).registerProjectWorker},
 	{"PATCH", "/projects/{project}/registrations/{worker}", scopeAdmin, (*api).setProjectRegistrationActive},
 	{"GET", "/projects/{project}/workers", scopeAdmin, (*api).listProjectWorkers},
+	{"POST", "/projects/{project}/ssh-key/generate", scopeAdmin, (*api).generateSSHKey},
+	{"PUT", "/projects/{project}/ssh-key", scopeAdmin, (*api).setSSHKey},
+	{"GET", "/projects/{project}/ssh-key", scopeAdmin, (*api).showSSHKey},
+	{"DELETE", "/projects/{project}/ssh-key", scopeAdmin, (*api).removeSSHKey},
+	{"PUT", "/projects/{project}/https-token", scopeAdmin, (*api).setHTTPSToken},
+	{"DELETE", "/projects/{project}/https-token", scopeAdmin, (*api).removeHTTPSToken},
 	{"PUT", "/projects/{project}/teams/{team}", scopeAdmin, (*api).grantTeam},
 	{"DELETE", "/projects/{project}/teams/{team}", scopeAdmin, (*api).revokeTeam},
 	{"GET", "/teams", scopeAdmin, (*api).listTeams},
@@ -116,6 +143,9 @@ var routes = []route{
 	{"GET", "/caches/{cache}/paths", scopeCacheRead, (*api).listCachePaths},
 	{"POST", "/caches/{cache}/registrations", scopeAdmin, (*api).registerCacheWorker},
 	{"PATCH", "/caches/{cache}/registrations/{worker}", scopeAdmin, (*api).setCacheRegistrationActive},
+	{"GET", "/caches/{cache}/upstreams", scopeAdmin, (*api).listUpstreams},
+	{"PUT", "/caches/{cache}/upstreams", scopeAdmin, (*api).addUpstream},
+	{"DELETE", "/caches/{cache}/upstreams", scopeAdmin, (*api).removeUpstream},
 	{"GET", "/registrations", scopeAdmin, (*api).listRegistrations},
 	{"GET", "/workers", scopeAdmin, (*api).listWorkers},
 	{"GET", "/workers/{worker}", scopeAdmin, (*api).showWorker},
@@ -128,13 +158,15 @@ var routes = []route{
 	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
 	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
 	{"DELETE", "/api-keys/{id}", scopeAdmin, (*api).revokeAPIKey},
+	{"POST", "/gc", scopeAdmin, (*api).collectGarbage},
 }
 
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys,
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers,
 		session: cfg.Session}
+	a.secrets, a.gc, a.sealStatus = cfg.RepoSecrets, cfg.GC, cfg.SealStatusSecret
 	if a.live == nil {
 		a.live = noLive{}
 	}
@@ -160,7 +192,7 @@ func New(cfg Config) http.Handler {
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such endpoint")
 	}))
-	return a.authenticate(mux)
+	return a.withHooks(a.authenticate(mux))
 }
 
 // endpoint wraps a route's handler with its scope check and error answer.

@@ -31,7 +31,7 @@ func apiKeyOf(k store.APIKey) APIKey {
 }
 
 func evaluationOf(e store.Evaluation) Evaluation {
-	return Evaluation{ID: e.ID, ProjectID: e.ProjectID, Commit: e.Commit, Wildcards: nonNil(e.Wildcards),
+	return Evaluation{ID: e.ID, ProjectID: e.ProjectID, Commit: e.Commit, Branch: e.Branch, Wildcards: nonNil(e.Wildcards),
 		Status: e.Status.String(), StatusCode: int(e.Status), FlakeSource: e.FlakeSource, Attempts: e.Attempts,
 		EvalDispatches: e.EvalDispatches, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}
 }

@@ -44,11 +44,11 @@ func (a *api) startEvaluation(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	commit, err := canonicalCommit(req.Commit)
+	branch, commit, err := a.headOf(r.Context(), p, req)
 	if err != nil {
 		return err
 	}
-	ne := store.NewEvaluation{ProjectID: p.ID, Commit: commit}
+	ne := store.NewEvaluation{ProjectID: p.ID, Commit: commit, Branch: branch}
 	if len(req.Wildcards) > 0 {
 		if err := checkWildcards(req.Wildcards); err != nil {
 			return err
@@ -93,7 +93,12 @@ func (a *api) showEvaluation(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := EvaluationDetail{Evaluation: evaluationOf(e), Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf)}
+	statuses, err := a.evaluationStatuses(r.Context(), e.ID)
+	if err != nil {
+		return err
+	}
+	d := EvaluationDetail{Evaluation: evaluationOf(e), Builds: mapSlice(builds, buildOf), Messages: mapSlice(msgs, messageOf),
+		Statuses: statuses}
 	a.explainWaits(&d, e.ProjectID)
 	writeJSON(w, http.StatusOK, d)
 	return nil

@@ -73,6 +73,9 @@ func (a *api) showProject(w http.ResponseWriter, r *http.Request) error {
 	if out.Caches, err = a.cacheNamesOf(r.Context(), p.ID); err != nil {
 		return err
 	}
+	if out.Triggers, err = a.triggersOf(r.Context(), p.ID); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

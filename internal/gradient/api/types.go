@@ -50,6 +50,8 @@ type Project struct {
 	HasSSHKey       bool      `json:"has_ssh_key"`
 	Caches          []string  `json:"caches,omitempty"`
 	CreatedAt       time.Time `json:"created_at,omitzero"`
+	// Triggers are what the project follows (GET /projects/{project} only).
+	Triggers *ProjectTriggers `json:"triggers,omitempty"`
 }
 
 // ProjectList is GET /api/v1/projects.
@@ -217,7 +219,10 @@ type APIKeyList struct {
 // StartEvaluationRequest is POST /api/v1/projects/{project}/evaluations. Wildcards left out
 // means the project's.
 type StartEvaluationRequest struct {
-	Commit    string   `json:"commit"`
+	Commit string `json:"commit"`
+	// Branch, without Commit, is resolved to its head with git ls-remote (a branch, else a
+	// tag); with Commit it is only recorded (gradient-server §11.5).
+	Branch    string   `json:"branch,omitempty"`
 	Wildcards []string `json:"wildcards,omitempty"`
 }
 
@@ -227,6 +232,7 @@ type Evaluation struct {
 	ID             string    `json:"id"`
 	ProjectID      string    `json:"project_id"`
 	Commit         string    `json:"commit"`
+	Branch         string    `json:"branch,omitempty"` // gradient-server §11.4
 	Wildcards      []string  `json:"wildcards"`
 	Status         string    `json:"status"`
 	StatusCode     int       `json:"status_code"`
@@ -249,6 +255,9 @@ type EvaluationDetail struct {
 	Evaluation Evaluation `json:"evaluation"`
 	Builds     []Build    `json:"builds"`
 	Messages   []Message  `json:"messages"`
+	// Statuses are the commit statuses and webhook events of the evaluation, with their
+	// delivery state (gradient-server §12).
+	Statuses []StatusDelivery `json:"statuses,omitempty"`
 }
 
 // Message is an evaluation message.

@@ -52,6 +52,14 @@ func (c *Client) Project(ctx context.Context, ref string) (api.Project, error) {
 	return out, err
 }
 
+// SetProjectTriggers changes what a project follows and how it hears of pushes
+// (gradient-server §11); fields left nil keep their value.
+func (c *Client) SetProjectTriggers(ctx context.Context, project string, req api.SetTriggersRequest) (api.ProjectTriggers, error) {
+	var out api.ProjectTriggers
+	err := c.do(ctx, "PATCH", "/projects/"+seg(project)+"/triggers", req, &out)
+	return out, err
+}
+
 // Subscribe subscribes a project to a cache (idempotent).
 func (c *Client) Subscribe(ctx context.Context, project, cache string) error {
 	return c.do(ctx, "PUT", "/projects/"+seg(project)+"/caches/"+seg(cache), nil, nil)

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// DefaultLease is how long an upload may make no progress before it loses its slot; its
+// partial is then stale for narstore.SweepPartials too.
+const DefaultLease = 300 * time.Second
+
 // AdmissionConfig holds the upload limits of gradient-protocol §7.3. Zero fields take the
 // defaults.
 type AdmissionConfig struct {
@@ -32,7 +36,7 @@ func (c AdmissionConfig) withDefaults() AdmissionConfig {
 		c.ByteBudget = 8 << 30
 	}
 	if c.Lease <= 0 {
-		c.Lease = 300 * time.Second
+		c.Lease = DefaultLease
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -45,6 +45,13 @@ type Paths interface {
 	MarkFetched(ctx context.Context, storeHash string) error
 }
 
+// Upstream finds a path in the upstream caches of cacheIDs (upstream.Resolver.Lookup):
+// the Pull answer for it, false when none holds it under a trusted signature, an error only
+// when the state could not be read (gradient-server §14).
+type Upstream interface {
+	Lookup(ctx context.Context, cacheIDs []string, storePath string) (wire.CachedPath, bool, error)
+}
+
 // Config configures one Session. Paths, NARs, Send and Scope are required; Admission
 // and Counters should be the server-wide ones.
 type Config struct {
@@ -57,6 +64,9 @@ type Config struct {
 	// Scope returns the cache IDs the session may read and push to, asked at each use so a
 	// reauth that adds peers takes effect at the next message.
 	Scope func() (readable, pushable []string)
+	// Upstream answers external queries for paths the caches lack (gradient-protocol §7.2).
+	// Nil: external queries are answered from the caches alone.
+	Upstream Upstream
 	// Admission is the server-wide upload admission. Nil gets a private default one
 	// (tests).
 	Admission *Admission

@@ -59,6 +59,8 @@ type Counters struct {
 	AbortOverload       atomic.Uint64 // gradient_cache_nar_aborts_total{reason="overload"}
 	AbortCorrupt        atomic.Uint64 // gradient_cache_nar_aborts_total{reason="corrupt"}
 	Demoted             atomic.Uint64 // gradient_cache_paths_demoted_total
+	UpstreamHits        atomic.Uint64 // gradient_cache_upstream_answers_total{reason="found"}
+	UpstreamMisses      atomic.Uint64 // gradient_cache_upstream_answers_total{reason="missing"}
 }
 
 // Metrics lists every counter under its metric name, a family by reason as one Metric, each
@@ -104,6 +106,7 @@ var familyHelp = map[string]string{
 	unavailable:                                  "NAR pulls answered unavailable, by reason.",
 	aborted:                                      "NAR streams aborted part-way, by reason.",
 	"gradient_cache_paths_demoted_total":         "Cache rows demoted because their NAR object was missing.",
+	upstreamAnswers:                              "External CacheQuery paths looked up in the caches' upstreams, by outcome.",
 }
 
 type counterName struct {
@@ -118,6 +121,8 @@ const (
 	rejected    = "gradient_cache_uploads_rejected_total"
 	unavailable = "gradient_cache_nar_unavailable_total"
 	aborted     = "gradient_cache_nar_aborts_total"
+	// upstreamAnswers counts gradient-server §14 lookups.
+	upstreamAnswers = "gradient_cache_upstream_answers_total"
 )
 
 var counterNames = []counterName{
@@ -170,4 +175,6 @@ var counterNames = []counterName{
 	{aborted, "overload", func(c *Counters) *atomic.Uint64 { return &c.AbortOverload }},
 	{aborted, "corrupt", func(c *Counters) *atomic.Uint64 { return &c.AbortCorrupt }},
 	{"gradient_cache_paths_demoted_total", "", func(c *Counters) *atomic.Uint64 { return &c.Demoted }},
+	{upstreamAnswers, "found", func(c *Counters) *atomic.Uint64 { return &c.UpstreamHits }},
+	{upstreamAnswers, "missing", func(c *Counters) *atomic.Uint64 { return &c.UpstreamMisses }},
 }

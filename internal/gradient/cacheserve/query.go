@@ -93,11 +93,40 @@ func (s *Session) lookup(ctx context.Context, q *wire.CacheQuery) wire.ServerMes
 			status.Cached = append(status.Cached, pullEntry(p, row))
 		case ok:
 			status.Cached = append(status.Cached, wire.CachedPath{Path: p, Cached: true})
+		case q.External && s.cfg.Upstream != nil:
+			c, err := s.upstream(ctx, readable, p, q.Mode)
+			if err != nil {
+				s.cfg.Counters.QueryErrStore.Add(1)
+				return cacheError(q, "the upstream caches could not be consulted")
+			}
+			if c.Cached || q.Mode != wire.QueryModeNormal {
+				status.Cached = append(status.Cached, c)
+			}
 		case q.Mode != wire.QueryModeNormal: // Normal lists only the cached paths
 			status.Cached = append(status.Cached, wire.CachedPath{Path: p})
 		}
 	}
 	return status
+}
+
+// upstream answers an external query's one path from the caches' upstreams
+// (gradient-server §14): in Pull mode the upstream's metadata with url set to its NAR.
+func (s *Session) upstream(ctx context.Context, caches []string, p string, mode wire.QueryMode) (wire.CachedPath, error) {
+	c, ok, err := s.cfg.Upstream.Lookup(ctx, caches, p)
+	switch {
+	case err != nil:
+		s.cfg.Logger.Warn("upstream lookup failed", "path", p, "err", err)
+		return wire.CachedPath{}, err
+	case !ok:
+		s.cfg.Counters.UpstreamMisses.Add(1)
+		return wire.CachedPath{Path: p}, nil
+	}
+	s.cfg.Counters.UpstreamHits.Add(1)
+	if mode == wire.QueryModeNormal {
+		return wire.CachedPath{Path: p, Cached: true}, nil
+	}
+	c.Path = p
+	return c, nil
 }
 
 // objectPresent checks that a row's object is stored whole; a row whose object is gone

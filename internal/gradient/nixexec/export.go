@@ -9,8 +9,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // Markers of Nix's export format (nix-store --export / --import).
@@ -39,7 +37,13 @@ type ImportItem struct {
 	// NarHash, when set, is checked against the decompressed NAR before the path is
 	// registered: a mismatch aborts the import, so a corrupt NAR is never made valid.
 	NarHash []byte
-	// Open returns the zstd-compressed NAR.
+	// NarSize, when positive, is the NAR's size: decompression stops one byte past it and a
+	// NAR of another size aborts the import.
+	NarSize int64
+	// Compression is how Open's bytes are compressed: "" or "zstd" (gradient's caches), or
+	// "xz", "bzip2" or "none" (upstream caches).
+	Compression string
+	// Open returns the compressed NAR.
 	Open func() (io.ReadCloser, error)
 }
 
@@ -128,9 +132,9 @@ const StoreDir = "/nix/store"
 
 // writeExport writes the export stream of items, ending with the end marker.
 func writeExport(w io.Writer, items []ImportItem) error {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(MaxDecoderMemory), zstd.WithDecoderConcurrency(1))
+	dec, err := newDecompressor()
 	if err != nil {
-		return fmt.Errorf("zstd: %w", err)
+		return err
 	}
 	defer dec.Close()
 	for _, it := range items {
@@ -141,21 +145,29 @@ func writeExport(w io.Writer, items []ImportItem) error {
 	return writeU64(w, exportEnd)
 }
 
-func writeExportItem(w io.Writer, dec *zstd.Decoder, it ImportItem) error {
+func writeExportItem(w io.Writer, dec *decompressor, it ImportItem) error {
 	rc, err := it.Open()
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	if err := dec.Reset(rc); err != nil {
-		return fmt.Errorf("zstd: %w", err)
+	nar, err := dec.reader(rc, it.Compression)
+	if err != nil {
+		return err
+	}
+	if it.NarSize > 0 {
+		nar = io.LimitReader(nar, it.NarSize+1)
 	}
 	if err := writeU64(w, exportNext); err != nil {
 		return err
 	}
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(w, h), dec); err != nil {
+	n, err := io.Copy(io.MultiWriter(w, h), nar)
+	if err != nil {
 		return fmt.Errorf("copying NAR: %w", err)
+	}
+	if it.NarSize > 0 && n != it.NarSize {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrNarHashMismatch, n, it.NarSize)
 	}
 	if it.NarHash != nil && !slices.Equal(h.Sum(nil), it.NarHash) {
 		// Returning here breaks the stream mid-item: nix-store fails on it and the path

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/buildfleet/buildfleet/internal/gradient/repocred"
 )
 
 // ErrBadCommit: a commit is not a full hexadecimal object name.
@@ -21,9 +22,10 @@ type CloneRequest struct {
 	Commit string
 	// Dir is created by Clone and must not exist yet.
 	Dir string
-	// SSHKey, when set, is a private key for a private repository. It is written to a 0600
-	// file beside Dir for the clone's duration only.
-	SSHKey []byte
+	// Credential, when set, is the private repository's deploy key or https token. It is
+	// written into a private directory beside Dir for the clone's duration only
+	// (gradient-server §13.4).
+	Credential repocred.Credential
 }
 
 // Clone clones URL into Dir and checks Commit out, fetching the commit by its name when the
@@ -37,9 +39,9 @@ func (n *Nix) Clone(ctx context.Context, req CloneRequest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("nixexec: clone: %w", err)
 	}
-	env, cleanup, err := sshEnv(dir, req.SSHKey)
+	env, cleanup, err := repocred.Prepare(filepath.Dir(dir), req.URL, req.Credential)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("nixexec: clone: %w", err)
 	}
 	defer cleanup()
 	git := func(dir string, args ...string) error {
@@ -59,34 +61,16 @@ func (n *Nix) Clone(ctx context.Context, req CloneRequest) (string, error) {
 	return "git+file://" + dir + "?rev=" + req.Commit, nil
 }
 
-// sshEnv writes key to a 0600 file and returns the GIT_SSH_COMMAND that uses it
-// (gradient-server §8.2).
-func sshEnv(dir string, key []byte) (env []string, cleanup func(), err error) {
-	if len(key) == 0 {
-		return []string{"GIT_TERMINAL_PROMPT=0"}, func() {}, nil
-	}
-	f, err := os.CreateTemp(filepath.Dir(dir), ".ssh-key-*")
-	if err != nil {
-		return nil, nil, fmt.Errorf("nixexec: ssh key: %w", err)
-	}
-	cleanup = func() { _ = os.Remove(f.Name()) }
-	if _, err = f.Write(key); err == nil {
-		err = f.Close()
-	}
-	if err != nil {
-		cleanup()
-		return nil, nil, fmt.Errorf("nixexec: ssh key: %w", err)
-	}
-	cmd := "ssh -i " + f.Name() + " -o IdentitiesOnly=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
-	return []string{"GIT_TERMINAL_PROMPT=0", "GIT_SSH_COMMAND=" + cmd}, cleanup, nil
-}
-
-// redactURL drops user info (a token in an https URL) from a repository URL for errors.
+// redactURL drops what may be a secret from a repository URL for errors: all user info of an
+// http(s) URL (a token is often written as its user), the password of any other.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.User == nil {
 		return raw
 	}
-	u.User = url.User("…")
-	return u.String()
+	if u.Scheme == "http" || u.Scheme == "https" {
+		u.User = url.User("…")
+		return u.String()
+	}
+	return u.Redacted()
 }

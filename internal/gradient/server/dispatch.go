@@ -140,12 +140,20 @@ func (w *worker) claimAmong(ctx context.Context, q store.CandidateQuery) (store.
 // assign hands a claimed job to the worker: the assignment is recorded on the session first,
 // so reports racing the AssignJob are recognised, then AssignJob goes out.
 func (w *worker) assign(ctx context.Context, kind wire.JobKind, a store.Assignment) error {
+	cred, err := w.srv.credentialFor(ctx, a)
+	if err != nil {
+		w.failUnopenable(ctx, a, err)
+		return nil
+	}
 	w.mu.Lock()
 	w.idle[kind]--
 	w.handed[a.ID] = a.Job
 	w.byJob[a.Job.String()] = a.ID
 	w.mu.Unlock()
 	w.srv.counters.JobsAssigned.Add(1)
+	if err := w.sendCredential(ctx, cred); err != nil {
+		return err
+	}
 	if err := w.send(ctx, assignJob(a, w.srv.cfg.Limits)); err != nil {
 		w.log.Warn("sending AssignJob; the assignment is abandoned with the session", "job", a.Job, "err", err)
 		return err

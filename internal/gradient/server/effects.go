@@ -17,16 +17,17 @@ func (s *Server) Apply(ctx context.Context, e store.Effects) {
 	if len(e.Startable) > 0 || len(e.Requeued) > 0 {
 		s.Kick()
 	}
+	if len(e.Settled) > 0 {
+		s.statuses.Kick() // their final statuses are queued (gradient-server §12.2)
+	}
 	for _, a := range e.Closed {
 		w := s.sessions.get(a.WorkerID)
 		if w == nil {
 			continue
 		}
 		w.forget(a.AssignmentID)
-		if err := w.send(ctx, &wire.AbortJob{JobID: a.Job.String(), Reason: "aborted by the server"}); err != nil {
-			w.log.Warn("sending AbortJob", "job", a.Job, "err", err)
-		}
-		s.counters.JobsAborted.Add(1)
+		// Counted only when sent: the counter is AbortJob messages sent, not attempted.
+		w.abortJob(ctx, a.Job, "aborted by the server")
 	}
 	for _, hash := range e.Demoted {
 		if err := s.cfg.NARs.Remove(hash); err != nil {

@@ -28,6 +28,7 @@ type rig struct {
 	st      store.Store
 	url     string
 	project store.Project
+	dir     string // the data directory: the database and the NARs
 }
 
 func newRig(t *testing.T, cfg Config) *rig {
@@ -43,7 +44,7 @@ func newRig(t *testing.T, cfg Config) *rig {
 		t.Fatal(err)
 	}
 	cfg.Store, cfg.NARs = st, nars
-	r := &rig{t: t, st: st, srv: New(cfg)}
+	r := &rig{t: t, st: st, srv: New(cfg), dir: dir}
 	if _, err := r.srv.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}

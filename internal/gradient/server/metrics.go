@@ -22,9 +22,12 @@ func (s *Server) metricsRegistry(extra ...counter.Metric) *promexport.Registry {
 	reg.Add(s.counters.Metrics()...)
 	reg.Add(s.cacheCounters.Metrics()...)
 	reg.Add(s.logs.Counters().Metrics()...) // followed build logs (gradient-server §16)
+	reg.Add(s.retained.metrics()...)
 	reg.Add(counter.Metric{Name: "gradient_log_lines_suppressed_total",
 		Help:  "Log lines about hostile events (malformed openings, violations, refusals) dropped by the log's rate bound.",
 		Value: s.hostileLog.SuppressedCounter()})
+	reg.Add(s.triggers.Counters().Metrics()...)
+	reg.Add(s.statuses.Counters().Metrics()...)
 	reg.Add(extra...)
 	return reg
 }

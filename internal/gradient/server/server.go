@@ -12,12 +12,16 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/cachegc"
 	"github.com/buildfleet/buildfleet/internal/gradient/cacheserve"
 	"github.com/buildfleet/buildfleet/internal/gradient/loghub"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/ratelog"
 	"github.com/buildfleet/buildfleet/internal/gradient/session"
+	"github.com/buildfleet/buildfleet/internal/gradient/statussender"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
+	"github.com/buildfleet/buildfleet/internal/gradient/trigger"
+	"github.com/buildfleet/buildfleet/internal/gradient/upstream"
 	"github.com/buildfleet/buildfleet/internal/gradient/wsconn"
 )
 
@@ -61,6 +65,15 @@ type Config struct {
 	CacheKeyHost string
 	// CacheSessionIdle closes an idle cache session (0: DefaultCacheSessionIdle).
 	CacheSessionIdle time.Duration
+	// PollInterval is the round of repository polls (gradient-server §11.2; 0: no polling).
+	PollInterval time.Duration
+	// GitRemote says how git reaches a project's repository (nil: its URL, no credential).
+	GitRemote trigger.RemoteFunc
+	// Retention is the cache's garbage collection, disk cap and sweeps (retention.go).
+	Retention RetentionConfig
+	// PublicURL is where browsers reach this server; commit statuses link to
+	// <PublicURL>/evaluations/<id> (gradient-server §12).
+	PublicURL string
 }
 
 // Server is a running gradient-server's worker side.
@@ -80,6 +93,9 @@ type Server struct {
 	// cacheCounters are shared by every session's cache traffic (cacheserve), so /metrics
 	// shows server totals.
 	cacheCounters cacheserve.Counters
+	// upstreams answers workers' external cache queries from the caches' upstream
+	// substituters (gradient-server §14).
+	upstreams *upstream.Resolver
 
 	kick     chan struct{}
 	ctx      context.Context // sessions live under it; canceled by Shutdown
@@ -92,6 +108,11 @@ type Server struct {
 	cacheFront *cacheFront // binary cache and cache sessions (cachesession.go)
 	quarantine *quarantine // workers whose set-up keeps failing their jobs (quarantine.go)
 	logs       *loghub.Hub // build log chunks to the API's followers (gradient-server §16)
+	triggers   *trigger.Service
+	gc         *cachegc.Collector
+	disk       diskMeter         // the disk cap's estimate (retention.go)
+	retained   retentionCounters // what the retention passes did (retention.go)
+	statuses   *statussender.Sender
 }
 
 // New builds a server. Call Recover before serving the first session.
@@ -107,10 +128,17 @@ func New(cfg Config) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hostileLog := ratelog.New(cfg.Logger.Handler(), ratelog.Config{Burst: hostileLogBurst, Every: hostileLogEvery, Now: cfg.Now})
-	return &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
+	s := &Server{cfg: cfg, log: cfg.Logger, hostile: slog.New(hostileLog), hostileLog: hostileLog, now: cfg.Now,
 		sessions: newRegistry(), cacheFront: newCacheFront(cfg), conns: make(chan struct{}, cfg.MaxConnections),
-		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{}),
-		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{})}
+		verifies: make(chan struct{}, maxVerifications), uploads: cacheserve.NewAdmission(cacheserve.AdmissionConfig{Now: cfg.Now}),
+		kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, quarantine: newQuarantine(), logs: loghub.New(loghub.Limits{}),
+		statuses: newStatusSender(cfg),
+		upstreams: upstream.NewResolver(func(ctx context.Context, caches []string) ([]store.CacheUpstream, error) {
+			return cfg.Store.ListCacheUpstreams(ctx, caches)
+		}, nil, cfg.Logger)}
+	s.triggers = s.newTriggers()
+	s.gc = newCollector(s)
+	return s
 }
 
 // HostileLog is the log of what strangers do, at a bounded rate; the HTTP front logs its
@@ -143,9 +171,15 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
-	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs}}))
+	mux.Handle(api.Prefix+"/", api.New(s.apiConfig()))
 	return mux
+}
+
+// apiConfig is the API's wiring, the same on --listen and beside the web UI (webui.go).
+func (s *Server) apiConfig() api.Config {
+	return api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
+		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage, SealStatusSecret: s.sealStatusSecret()}
 }
 
 // takeConnSlot takes one of the proto.maxConnections slots every session holds (worker
@@ -184,7 +218,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // Run drives the background passes (dispatch kicks every 5 s and on demand, liveness, and
 // dialing the workers registered with a URL) until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	go s.runDialer(ctx) // server-dialed workers (dialer.go)
+	go s.runDialer(ctx)    // server-dialed workers (dialer.go)
+	go s.runRetention(ctx) // sweeps, cache gc and the disk cap (retention.go)
+	go s.triggers.RunPoller(ctx, s.cfg.PollInterval)
+	go s.statuses.Run(ctx) // commit statuses and webhook events (statuses.go)
 	pool := time.NewTicker(poolEvery)
 	defer pool.Stop()
 	var liveness <-chan time.Time
@@ -212,6 +249,7 @@ func (s *Server) Run(ctx context.Context) {
 // Kick asks the dispatcher to offer queued jobs to idle slots now (a new evaluation, a
 // startable build).
 func (s *Server) Kick() {
+	s.statuses.Kick() // a new evaluation or a state change may have queued statuses
 	select {
 	case s.kick <- struct{}{}:
 	default:

@@ -18,8 +18,7 @@ type WebUIConfig struct {
 func (s *Server) WebUI(c WebUIConfig) (http.Handler, *webui.UI) {
 	ui := webui.New(webui.Config{Store: s.cfg.Store, Live: s, CacheKeys: s.cacheFront.apiKeys(), CacheURL: c.CacheURL,
 		Public: c.Public, Logger: s.log, Now: s.now, Rand: s.cfg.Rand})
-	apiHandler := api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Session: ui.SessionKey,
-		Follow: api.FollowConfig{Hub: s.logs}})
-	return ui.Handler(apiHandler), ui
+	cfg := s.apiConfig()
+	cfg.Session = ui.SessionKey
+	return ui.Handler(api.New(cfg)), ui
 }

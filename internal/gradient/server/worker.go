@@ -57,7 +57,8 @@ func newWorker(s *Server, conn *wsconn.ServerConn, res session.Result, id store.
 	s.quarantine.lift(w.id)
 	w.lastSeen.Store(w.connectedAt.UnixNano())
 	w.cache = cacheserve.New(cacheserve.Config{Paths: s.cfg.Store, NARs: s.cfg.NARs, Admission: s.uploads,
-		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id, Counters: &s.cacheCounters})
+		Send: w.send, Scope: w.cacheScope, Logger: w.log, Now: s.now, WorkerID: w.id, Counters: &s.cacheCounters,
+		Upstream: s.upstreams})
 	w.log.Info("worker connected", "remote", remote, "authorized", res.Authorized, "failed", len(res.Failed),
 		"capabilities", capsString(res.Capabilities))
 	if len(w.unavailable) > 0 {

@@ -43,7 +43,7 @@
 //	JobUpdate Fetching, EvaluatingFlake, EvaluatingDerivations -> SetEvaluationPhase;
 //	FetchResult -> RecordFlakeSource; EvalResult -> AddEvalResult (offer Effects.Startable);
 //	EvalMessage -> AddEvaluationMessages; QueryKnownDerivations -> KnownDerivations
-//	JobUpdate Building:   StartBuildAttempt;  LogChunk: AppendBuildLog
+//	JobUpdate Building:   StartBuildAttempt;  LogChunk: AppendBuildLogChunk (then to live followers)
 //	JobCompleted:         CompleteEvaluationJob or CompleteBuild (substituted from BuildOutput)
 //	JobFailed:            FailEvaluationJob or FailBuild (kind maps 1:1 to FailureKind)
 //	session ends:         AbandonWorker, then release the worker's session slot (gradient-server §6.5)

@@ -5,12 +5,14 @@ import "time"
 // NewEvaluation queues an evaluation of a project at a commit.
 type NewEvaluation struct {
 	ProjectID, Commit string
+	Branch            string   // the branch (or full ref) the commit was the head of; "" when unknown
 	Wildcards         []string // nil = the project's
 }
 
 // Evaluation is an evaluation row.
 type Evaluation struct {
 	ID, ProjectID, Commit string
+	Branch                string // gradient-server §11.4; "" for a commit started by hash
 	Wildcards             []string
 	Status                EvaluationStatus
 	FlakeSource           string // store path of the fetched source, "" until FetchResult

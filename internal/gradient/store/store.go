@@ -17,6 +17,11 @@ type Store interface {
 	Builds
 	CachedPaths
 	Reads
+	Triggers
+	RepoCredentials
+	Retention
+	Statuses
+	Upstreams
 	WebUI
 	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
 	// session: open assignments close as abandoned, running attempts become Aborted,

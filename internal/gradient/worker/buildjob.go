@@ -30,9 +30,6 @@ func (r *run) build(ctx context.Context, bj *wire.BuildJob) error {
 	if err := r.update(&wire.JobUpdateBuilding{BuildID: spec.BuildID}); err != nil {
 		return err
 	}
-	if spec.Kind == wire.BuildSpecKindSubstitute {
-		return failed(wire.BuildFailureKindSubstituteUnavailable, errors.New("this worker does not substitute from upstream caches"))
-	}
 	outputs, substituted, metrics, err := r.realise(ctx, spec)
 	if err != nil {
 		return err
@@ -81,6 +78,9 @@ func (r *run) realise(ctx context.Context, spec wire.BuildSpec) (outputs []strin
 		if len(invalid) == 0 {
 			return outputs, true, metrics, r.hold(outputs)
 		}
+		if done, err := r.trySubstitute(ctx, spec, outputs); done || err != nil {
+			return outputs, done, metrics, err
+		}
 	}
 	if err := r.update(&wire.JobUpdateStage{Stage: wire.BuildStagePrefetch}); err != nil {
 		return nil, false, metrics, err
@@ -104,6 +104,45 @@ func (r *run) realise(ctx context.Context, spec wire.BuildSpec) (outputs []strin
 		return nil, false, metrics, buildFailure(err, metrics)
 	}
 	return res.Outputs, false, metrics, r.hold(res.Outputs)
+}
+
+// trySubstitute substitutes the outputs when the cache or an upstream has them
+// (gradient-server §14); done false with no error means build them. A Substitute spec
+// that cannot be fails SubstituteUnavailable, so the server has it built.
+func (r *run) trySubstitute(ctx context.Context, spec wire.BuildSpec, outputs []string) (done bool, err error) {
+	allowed, err := r.substitutable(ctx, spec.DrvPath)
+	if err != nil || !allowed {
+		if err == nil && spec.Kind == wire.BuildSpecKindSubstitute {
+			err = failed(wire.BuildFailureKindSubstituteUnavailable, errors.New("the derivation does not allow substitutes"))
+		}
+		return false, err
+	}
+	err = r.substitute(ctx, outputs)
+	switch {
+	case err == nil:
+		return true, nil
+	case ctx.Err() != nil:
+		return false, context.Cause(ctx)
+	case spec.Kind == wire.BuildSpecKindSubstitute:
+		return false, failed(wire.BuildFailureKindSubstituteUnavailable, err)
+	case !errors.Is(err, errNoSubstitute):
+		r.s.log.Warn("worker: substituting failed; building instead", "job", r.j.id, "err", err)
+	}
+	return false, nil
+}
+
+// substitutable reads the derivation (pulling its .drv closure, as the build would) for its
+// allowSubstitutes: false marks a derivation cheaper to build than to fetch, and Nix does
+// not substitute it either.
+func (r *run) substitutable(ctx context.Context, drv string) (bool, error) {
+	if err := r.fetchClosure(ctx, []string{drv}); err != nil {
+		return false, err
+	}
+	drvs, err := r.s.w.nix.ShowDerivations(ctx, []string{drv}, false)
+	if err != nil {
+		return false, failed(wire.BuildFailureKindTransient, err)
+	}
+	return drvs[drv].AllowSubstitutes, nil
 }
 
 // buildFailure maps a nixexec build error to the kind the worker reports

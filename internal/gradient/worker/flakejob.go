@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
+	"github.com/buildfleet/buildfleet/internal/gradient/repocred"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
@@ -64,10 +65,9 @@ func (r *run) flakeSource(ctx context.Context, fj *wire.FlakeJob, fetch bool, wa
 
 func (r *run) fetchRepository(ctx context.Context, src *wire.FlakeSourceRepository, overrides []wire.FlakeInputOverride, fetch bool, warnings *[]string) (string, error) {
 	end := r.phase(wire.JobPhaseFetch)
-	ref, err := r.s.w.nix.Clone(ctx, nixexec.CloneRequest{URL: src.URL, Commit: src.Commit,
-		Dir: filepath.Join(r.dir, "checkout"), SSHKey: r.credential})
+	ref, err := r.clone(ctx, src)
 	if err != nil {
-		return "", failed(wire.BuildFailureKindTransient, err)
+		return "", err
 	}
 	for _, o := range overrides {
 		r.warn(warnings, "fetch", "input override of "+o.InputName+" not applied: this worker does not support input overrides")
@@ -95,6 +95,31 @@ func (r *run) fetchRepository(ctx context.Context, src *wire.FlakeSourceReposito
 	}
 	if err := r.update(&wire.JobUpdateFetchResult{FlakeSource: wire.Some(arch.Source)}); err != nil {
 		return "", err
+	}
+	return ref, nil
+}
+
+// clone checks the repository out with the job's credential, if the server sent one
+// (gradient-server §13.4). A repository that refuses access fails the job for good, with
+// what the operator should do: retrying cannot help.
+func (r *run) clone(ctx context.Context, src *wire.FlakeSourceRepository) (string, error) {
+	var cred repocred.Credential
+	if len(r.credential) > 0 {
+		var err error
+		if cred, err = repocred.FromWire(src.URL, r.credential); err != nil {
+			return "", failed(wire.BuildFailureKindPermanent, fmt.Errorf("fetch: the server's credential: %w", err))
+		}
+		defer cred.Wipe()
+	}
+	ref, err := r.s.w.nix.Clone(ctx, nixexec.CloneRequest{URL: src.URL, Commit: src.Commit,
+		Dir: filepath.Join(r.dir, "checkout"), Credential: cred})
+	var ce *nixexec.CommandError
+	if errors.As(err, &ce) && repocred.Refused(ce.Stderr) {
+		return "", failed(wire.BuildFailureKindPermanent,
+			fmt.Errorf("fetch: access refused: %s: %w", repocred.Hint(src.URL, cred.Kind), err))
+	}
+	if err != nil {
+		return "", failed(wire.BuildFailureKindTransient, err)
 	}
 	return ref, nil
 }

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,9 @@ type fixture struct {
 func newFixture(t *testing.T, tune func(*worker.Config)) *fixture {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
-	roots := filepath.Join("/nix/var/nix/gcroots", "gradient-wtest-"+filepath.Base(t.TempDir()))
+	// The pid keeps two test processes (t.TempDir names repeat across them) off each other's
+	// roots: one's cleanup would remove the other's running job roots.
+	roots := filepath.Join("/nix/var/nix/gcroots", fmt.Sprintf("gradient-wtest-%d-%s", os.Getpid(), filepath.Base(t.TempDir())))
 	t.Cleanup(func() { os.RemoveAll(roots) })
 	f := &fixture{t: t, ctx: ctx, srv: workertest.NewServer(t), flake: nixexectest.NewFlake(t),
 		nix: nixexec.New(nixexec.Options{GCRootDir: roots, KillGrace: 2 * time.Second})}

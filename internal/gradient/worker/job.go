@@ -24,15 +24,21 @@ type job struct {
 
 func (j *job) assignmentID() string { return *j.assignment.Load() }
 
-// assign accepts or declines an AssignJob (gradient-server §6.1).
+// assign accepts or declines an AssignJob (gradient-server §6.1). A Credential belongs to
+// the AssignJob right after it and to no other, so it is taken first, whatever the answer: a
+// declined job's key must not reach the next job (gradient-server §13.4).
 func (s *sess) assign(m *wire.AssignJob) {
+	credential := s.credential
+	s.credential = nil
 	if j, ok := s.jobs[m.JobID]; ok {
+		clear(credential)
 		j.assignment.Store(&m.AssignmentID)
 		_ = s.send(&wire.AssignJobResponse{JobID: m.JobID, Accepted: true})
 		return
 	}
 	kind, ok := jobKind(m.Job)
 	if reason := s.declineReason(kind, ok); reason != "" {
+		clear(credential)
 		s.log.Info("worker: declining a job", "job", m.JobID, "reason", reason)
 		_ = s.send(&wire.AssignJobResponse{JobID: m.JobID, Reason: wire.Some(reason)})
 		return
@@ -42,8 +48,6 @@ func (s *sess) assign(m *wire.AssignJob) {
 	j.assignment.Store(&m.AssignmentID)
 	s.jobs[j.id] = j
 	s.running[kind]++
-	credential := s.credential
-	s.credential = nil
 	if err := s.send(&wire.AssignJobResponse{JobID: m.JobID, Accepted: true}); err != nil {
 		s.log.Warn("worker: cannot accept a job", "job", m.JobID, "err", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/nixexec"
+	"github.com/buildfleet/buildfleet/internal/gradient/upstream"
 	"github.com/buildfleet/buildfleet/internal/gradient/wire"
 )
 
@@ -237,6 +238,12 @@ func (r *run) importPulled(ctx context.Context, infos map[string]wire.CachedPath
 		deriver, _ := info.Deriver.Get()
 		item := nixexec.ImportItem{Path: p, References: refs, Deriver: deriver,
 			Open: func() (io.ReadCloser, error) { return os.Open(file) }}
+		if u, ok := info.URL.Get(); ok { // an upstream's NAR (gradient-server §14)
+			item.Compression = upstream.CompressionOf(u)
+		}
+		if size, ok := info.NarSize.Get(); ok {
+			item.NarSize = int64(size)
+		}
 		if h, ok := info.NarHash.Get(); ok {
 			sum, err := nixexec.ParseSHA256(h)
 			if err != nil {

@@ -8,7 +8,7 @@ import (
 
 // FuzzVet feeds NUL-separated argument lists; the first byte picks the worker's flavor. Vet
 // must never panic, must refuse with a RejectedError naming an argument it was given, and
-// must accept nothing that carries a separator after its introducer.
+// must accept nothing that carries a separator after its introducer, but a -D's value.
 func FuzzVet(f *testing.F) {
 	for _, seed := range []string{
 		"\x01-O2\x00-fPIC\x00-x\x00cpp-output",
@@ -28,7 +28,8 @@ func FuzzVet(f *testing.F) {
 		if err == nil {
 			for _, a := range args {
 				n := introducerLen(flavor.Family(), a)
-				if n > 0 && strings.ContainsAny(a[n:], `/\`) && !contains(flavor.PreprocessedLanguages(), a) {
+				if n > 0 && strings.ContainsAny(a[n:], `/\`) && !contains(flavor.PreprocessedLanguages(), a) &&
+					!MacroDefinition(flavor.Family(), a) {
 					t.Fatalf("%s accepted %q", flavor, a)
 				}
 			}

@@ -231,7 +231,7 @@ func screenOne(f Family, i int, a string) error {
 		return reject(i, a, RuleNotAnOption)
 	}
 	stripped := a[n:]
-	if strings.ContainsAny(stripped, `/\`) {
+	if strings.ContainsAny(stripped, `/\`) && !MacroDefinition(f, a) {
 		return reject(i, a, RulePathSeparator)
 	}
 	if rule, hit := hardRefusal(f, stripped); hit {
@@ -244,6 +244,31 @@ func screenOne(f Family, i int, a string) error {
 		}
 	}
 	return nil
+}
+
+// MacroDefinition reports a GNU -D argument, whose value is macro text: a path in it names
+// nothing the compiler opens (a gcc worker's directives-only text carries no #include a
+// macro could feed, pace-wire §3.10), so it may hold separators. The name must still be an
+// identifier, so the separator can only sit in the value.
+func MacroDefinition(f Family, a string) bool {
+	def, ok := strings.CutPrefix(a, "-D")
+	if f != FamilyGNU || !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(def, "=")
+	if i := strings.IndexByte(name, '('); i >= 0 {
+		name = name[:i]
+	}
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for j := 0; j < len(name); j++ {
+		c := name[j]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func hasControl(a string) bool {

@@ -124,10 +124,11 @@ func TestEveryDenialRowIsRefusedAndNotOverridable(t *testing.T) {
 var gnuSamples = map[string][]string{
 	"optimisation": {"-O", "-O0", "-O2", "-O3", "-Os", "-Oz", "-Og", "-Ofast"},
 	"language":     {"-std=gnu99", "-std=c99", "-std=c++11", "-std=gnu++20", "-ansi", "-pedantic", "-pedantic-errors"},
-	"defines":      {"-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-DREDIS_STATIC=", "-DNDEBUG", "-DX=\"a b\"", "-UNDEBUG", "-undef"},
-	"warnings":     {"-Wall", "-Wextra", "-W", "-w", "-Wno-missing-field-initializers", "-Werror=format-security", "-Wframe-larger-than=4096"},
-	"machine":      {"-m64", "-march=x86-64-v3", "-mtune=generic", "-msse4.2", "-mno-red-zone"},
-	"debug":        {"-g", "-g0", "-g3", "-ggdb", "-ggdb3", "-gdwarf-4", "-gdwarf-5", "-gcolumn-info", "-gz", "-pg"},
+	"defines": {"-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-DREDIS_STATIC=", "-DNDEBUG", "-DX=\"a b\"", "-UNDEBUG", "-undef",
+		"-DPATH=\"/usr/share\"", `-DWIN=C:\x`, "-DF(a)=a/2"}, // a -D value is macro text
+	"warnings": {"-Wall", "-Wextra", "-W", "-w", "-Wno-missing-field-initializers", "-Werror=format-security", "-Wframe-larger-than=4096"},
+	"machine":  {"-m64", "-march=x86-64-v3", "-mtune=generic", "-msse4.2", "-mno-red-zone"},
+	"debug":    {"-g", "-g0", "-g3", "-ggdb", "-ggdb3", "-gdwarf-4", "-gdwarf-5", "-gcolumn-info", "-gz", "-pg"},
 	"f flags": {"-fPIC", "-fPIE", "-fpic", "-fpie", "-fno-omit-frame-pointer", "-fomit-frame-pointer",
 		"-fexceptions", "-fno-exceptions", "-frtti", "-fno-rtti", "-fvisibility=hidden",
 		"-fvisibility-inlines-hidden", "-fstack-protector-strong", "-fstack-protector-all",
@@ -199,8 +200,9 @@ func TestRefusalsOutsideTheAllowlist(t *testing.T) {
 		{"-", RuleNotAllowed},
 		{"--", RuleNotAllowed},
 		{"-DX=\n", RuleControlChar},
-		{"-DPATH=\"/usr/share\"", RulePathSeparator},
-		{`-DWIN=C:\x`, RulePathSeparator},
+		{"-D/x=1", RulePathSeparator}, // only the value may hold one: the name is an identifier
+		{"-D1/x", RulePathSeparator},
+		{"-UX/y", RulePathSeparator},
 		{"-fno-builtin-memcpy", RuleNotAllowed}, // -f is never a prefix
 		{"-fvisibility=bogus", RuleNotAllowed},
 		{"-fsanitize=address,evil", RuleNotAllowed},
@@ -272,7 +274,10 @@ func TestPrescreen(t *testing.T) {
 	if err := Prescreen(FlavorClang, ok); err != nil {
 		t.Errorf("Prescreen(%q) = %v", ok, err)
 	}
-	for _, bad := range []string{"@rsp", "x86_64", "-DX=/y", "-fplugin=x", "-Wl,-z,now", "-MD", "-Xclang"} {
+	if err := Prescreen(FlavorGcc, []string{"-DX=/y"}); err != nil {
+		t.Errorf("Prescreen(-DX=/y) = %v: a macro's value is not a path", err)
+	}
+	for _, bad := range []string{"@rsp", "x86_64", "-D/y", "-fplugin=x", "-Wl,-z,now", "-MD", "-Xclang"} {
 		err := Prescreen(FlavorGcc, []string{"-O2", bad})
 		var re *RejectedError
 		if !errors.As(err, &re) || re.Index != 1 {

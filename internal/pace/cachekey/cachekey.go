@@ -29,6 +29,7 @@ const (
 	// TagDependObject keys an object by its manifest (depend mode) rather than by preprocessed
 	// text: the two constructions never share a key.
 	TagDependObject = "pace-objkey-depend-v1"
+	TagHitMemo      = "pace-hitmemo-v1" // a local hit memo's invocation key, never sent anywhere
 )
 
 // Piece kinds.

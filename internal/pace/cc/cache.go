@@ -69,9 +69,19 @@ func (r *run) store(ctx context.Context, key cachekey.Digest, v []byte) {
 	}
 	defer r.storeTime(time.Now())
 	args := kvclient.StoreArgs{PrefetchGroup: r.cfg.PrefetchGroup, SourceRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}
+	reused := r.cache != nil
 	c, err := r.conn(ctx)
 	if err == nil {
 		err = c.Store(ctx, key.Hex(), args, v)
+	}
+	if err != nil && reused && errors.Is(err, kvclient.ErrUnavailable) {
+		// The connection sat idle through the compile, and a node closes idle connections
+		// after 5 s (pace-wire §4): one fresh connection, then the failure stands.
+		r.closeCache()
+		r.cache = nil
+		if c, err = r.conn(ctx); err == nil {
+			err = c.Store(ctx, key.Hex(), args, v)
+		}
 	}
 	if err != nil {
 		r.cacheFailed(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
+	"github.com/buildfleet/buildfleet/internal/pace/hitmemo"
 )
 
 // DefaultAddr is where pace-cc finds a cache with no configuration: this machine's node tier.
@@ -39,12 +40,14 @@ type Config struct {
 	// SideOutputEnv names a variable that makes gcc write a second file (a depfile), which a
 	// hit could not reproduce; such compiles pass through.
 	SideOutputEnv string
+	// MemoEnv is what the hit memo's invocation key covers of the environment
+	// (hitmemo.EnvLines): the roots and KeyEnv's variables.
+	MemoEnv []string
 }
 
 // keyedEnv are the variables the compiler reads that change what a compile prints or finds.
-var keyedEnv = []string{"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
-	"OBJCPLUS_INCLUDE_PATH", "GCC_COLORS", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
-	"SOURCE_DATE_EPOCH", "GCC_EXEC_PREFIX", "COMPILER_PATH"}
+// The front's hit memo keys on the same list, so it lives with the memo.
+var keyedEnv = hitmemo.CompilerEnv
 
 // ConfigFromEnv reads the configuration through lookup (os.LookupEnv in production).
 func ConfigFromEnv(lookup func(string) (string, bool)) Config {
@@ -68,6 +71,7 @@ func ConfigFromEnv(lookup func(string) (string, bool)) Config {
 		Token:           getenv("PACE_TOKEN"),
 		User:            getenv("PACE_USER"),
 		StatsDir:        ccstats.Dir(getenv),
+		MemoEnv:         hitmemo.EnvLines(lookup),
 	}
 	for _, name := range keyedEnv {
 		if v, ok := lookup(name); ok {

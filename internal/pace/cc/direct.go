@@ -18,6 +18,7 @@ func (r *run) tryDirect(ctx context.Context) (done bool, status int) {
 	if local, ok := r.readLocalManifest(mkey); ok {
 		if key, ok := r.validManifest(local); ok {
 			if done, status := r.tryHit(ctx, key, "direct"); done {
+				r.rememberHit(local)
 				return true, status
 			}
 			missed = &key

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/cachekey"
@@ -26,27 +25,24 @@ var clientCodecs = wire.NewCodecList(wire.CodecZstd, wire.CodecLZ4)
 
 // dispatch compiles on the worker the scheduler names (pace-wire §3.9). ok is false whenever
 // the compile must happen here instead: every refusal, an unreachable worker, a reply that is
-// not this request's or is not signed by the granted worker, or a non-zero exit (whose
-// diagnostics a local compile reproduces with the right paths). The lease is released on every
-// path.
+// not this request's or is not signed by the granted worker, a non-zero exit, or diagnostics
+// that cannot be replayed exactly (a local compile prints them with the right paths). The
+// lease is released on every path.
 func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (captured, bool) {
-	if r.comp.Debug.Level > 0 && !slices.Contains(r.args, "-gno-column-info") {
-		// DWARF records source columns, and macro expansion in the preprocessed text moves
-		// them: a remote object would differ from a local one (measured). Debug builds that
-		// want dispatch pass -gno-column-info.
-		return r.noDispatch(ccstats.CauseDebugColumns, "not dispatchable: debug information records columns that preprocessing moves")
-	}
 	args, err := r.comp.RemoteCompileArgs(r.id.Target)
 	if err != nil {
-		return r.noDispatch(ccstats.CauseArguments, "%v", err)
+		return r.noDispatch(argumentsCause(err), "%v", err)
+	}
+	if r.comp.RemoteMode() == ccargs.RemoteDirectives && r.comp.Debug.Level > 0 && r.comp.Debug.DWARF == 0 && defaultDWARF(r.id) < 5 {
+		return r.noDispatch(ccstats.CauseDebugInfo, "not dispatchable: this gcc writes DWARF before 5 by default; -gdwarf-5 would dispatch")
 	}
 	fp, err := toolchain.Fingerprint(ctx, r.id, r.stateDir("compilers"))
 	if err != nil {
 		return r.noDispatch(ccstats.CauseNoFingerprint, "no toolchain fingerprint: %v", err)
 	}
-	source, err := r.preprocessForDispatch(ctx)
+	src, cause, err := r.remoteSourceFor(ctx, pp)
 	if err != nil {
-		return r.noDispatch(ccstats.CausePreprocessFailed, "%v", err)
+		return r.noDispatch(cause, "not dispatchable: %v", err)
 	}
 	grant, scheduler, err := r.lease(ctx, fp, key)
 	if err != nil {
@@ -55,11 +51,14 @@ func (r *run) dispatch(ctx context.Context, key cachekey.Digest, pp probed) (cap
 	defer r.release(ctx, scheduler, grant.Token, key)
 	req := verbs.CompileRequest{LeaseToken: grant.Token, Fingerprint: fp, Args: args, Codecs: clientCodecs,
 		SourceName: r.comp.Source, CompileDir: r.cwd, CompileDirReplacement: r.cwd}
-	reply, err := r.remoteCompile(ctx, grant, req, source)
+	if src.built != nil {
+		req.CompileDirReplacement = r.comp.DebugName(r.cwd) // DW_AT_comp_dir after the command's maps
+	}
+	reply, err := r.remoteCompile(ctx, grant, req, src.text)
 	if err != nil {
 		return r.noDispatch(workerCause(err), "%v", err)
 	}
-	return r.landRemote(grant, reply, pp)
+	return r.landRemote(grant, reply, pp, src)
 }
 
 // noDispatch records cause, which the statistics group by, and says why in the verbose line,
@@ -170,17 +169,27 @@ func (r *run) maxObject() uint32 {
 }
 
 // landRemote writes a successful remote compile the way a local one would have: the object,
-// the depfile from this machine's own probe, the worker's streams.
-func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed) (captured, bool) {
+// the depfile from this machine's own probe, the worker's streams, its diagnostics mapped back
+// to this machine's names.
+func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed, src remoteSource) (captured, bool) {
 	if reply.ExitCode != 0 {
 		return r.noDispatch(ccstats.CauseRemoteFailed, "worker %s: the compiler exited %d", g.Endpoint, reply.ExitCode)
 	}
+	if src.probe.directivesOnly {
+		pp = src.probe
+	}
+	landed := ccstats.CauseDispatched
 	if len(reply.Stderr) > 0 {
-		// A compile of preprocessed text words its diagnostics differently (columns, macro
-		// expansion notes); the local compile prints, and caches, the exact ones.
-		return r.noDispatch(ccstats.CauseRemoteDiagnostics, "worker %s: the compile printed diagnostics", g.Endpoint)
+		stderr, why := r.remoteDiagnostics(reply.Stderr, src)
+		if stderr == nil {
+			return r.noDispatch(ccstats.CauseRemoteDiagnostics, "worker %s: the compile printed diagnostics pace-cc cannot replay exactly: %s", g.Endpoint, why)
+		}
+		reply.Stderr, landed = stderr, ccstats.CauseDiagnosticsReplayed
 	}
 	obj, err := wire.Open(reply.Object, r.maxObject(), wire.SupportedCodecs)
+	if err == nil && !landsExactly(obj, src) {
+		return r.noDispatch(ccstats.CauseRemoteObjectInexact, "worker %s: the object names the worker's scratch files", g.Endpoint)
+	}
 	if err == nil {
 		err = writeAtomic(r.abs(r.comp.Output), obj)
 	}
@@ -195,7 +204,7 @@ func (r *run) landRemote(g verbs.LeaseGrant, reply verbs.CompileReply, pp probed
 	c.stderr.Write(reply.Stderr)
 	r.stdout.Write(reply.Stdout)
 	r.stderr.Write(reply.Stderr)
-	r.rec.Dispatch, r.rec.Worker = ccstats.CauseDispatched, g.Endpoint
+	r.rec.Dispatch, r.rec.Worker = landed, g.Endpoint
 	r.verbosef("DISPATCHED %s to %s", r.comp.Source, g.Endpoint)
 	return c, true
 }

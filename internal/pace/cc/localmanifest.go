@@ -27,11 +27,13 @@ func (r *run) readLocalManifest(key cachekey.Digest) ([]byte, bool) {
 	return b, err == nil
 }
 
-// keepLocalManifest writes the copy atomically; a failure only costs an exchange later.
+// keepLocalManifest writes the copy atomically; a failure only costs an exchange later. Every
+// manifest kept here holds for this compile, so the front's hit memo is filed with it.
 func (r *run) keepLocalManifest(key cachekey.Digest, manifest []byte) {
 	if r.cfg.StatsDir == "" {
 		return
 	}
+	r.rememberHit(manifest)
 	path := r.localManifestPath(key)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return

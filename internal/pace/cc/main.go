@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/buildfleet/buildfleet/internal/pace/ccargs"
+	"github.com/buildfleet/buildfleet/internal/pace/ccfront"
 	"github.com/buildfleet/buildfleet/internal/pace/ccstats"
 	"github.com/buildfleet/buildfleet/internal/pace/toolchain"
 )
@@ -205,5 +206,11 @@ func printFingerprint(cfg Config, p IO, args []string) int {
 func ProcessIO() IO {
 	cwd, _ := os.Getwd()
 	self, _ := os.Executable()
+	if front := os.Getenv(ccfront.FrontEnv); front != "" {
+		// Handed over by the front: its masquerade links are the ones to skip, and the
+		// compiler's own children have no use for the variable.
+		self = front
+		os.Unsetenv(ccfront.FrontEnv)
+	}
 	return IO{Args: os.Args, Lookup: os.LookupEnv, Stdout: os.Stdout, Stderr: os.Stderr, Cwd: cwd, Self: self}
 }

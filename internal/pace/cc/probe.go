@@ -17,6 +17,10 @@ type probed struct {
 	text    []byte
 	deps    []string
 	depfile []byte
+	// directivesOnly: text is gcc's directives-only output, which a gcc worker compiles
+	// (pace-wire §3.9.1); stderr is what the probe printed (#warning and the like).
+	directivesOnly bool
+	stderr         []byte
 }
 
 // probe runs the preprocessor once: the text goes to a scratch file, the dependencies to a
@@ -36,7 +40,8 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 	if !r.comp.Driver.Flavor.IsClang() {
 		args = append(args, "-fdirectives-only")
 	}
-	if _, _, err := r.runQuiet(ctx, append(args, "-o", out)); err != nil {
+	_, stderr, err := r.runQuiet(ctx, append(args, "-o", out))
+	if err != nil {
 		return probed{}, fmt.Errorf("preprocessing %s: %w", r.comp.Source, err)
 	}
 	text, err := os.ReadFile(out)
@@ -47,11 +52,12 @@ func (r *run) probe(ctx context.Context) (probed, error) {
 	if err != nil {
 		return probed{}, fmt.Errorf("probe depfile: %w", err)
 	}
-	return probed{text: text, deps: value.DepfileDependencies(dep), depfile: dep}, nil
+	return probed{text: text, deps: value.DepfileDependencies(dep), depfile: dep,
+		directivesOnly: !r.comp.Driver.Flavor.IsClang(), stderr: stderr}, nil
 }
 
-// preprocessForDispatch is the text a worker compiles: fully preprocessed, line markers kept
-// (pace-wire §3.9.1). The key probe's directives-only text would not compile as cpp-output.
+// preprocessForDispatch is the text a clang worker compiles: fully preprocessed, line markers
+// kept (pace-wire §3.9.1). A gcc worker is sent the probe's directives-only text, bundled.
 func (r *run) preprocessForDispatch(ctx context.Context) ([]byte, error) {
 	t0 := time.Now()
 	text, _, err := r.runQuiet(ctx, r.comp.DispatchPreprocessArgs())

@@ -63,6 +63,9 @@ type walker struct {
 	phony        bool
 	debugLevel   int
 	debugMacro   bool
+	dwarf        int // the last -gdwarf-N
+	dwarfDefault int // clang's -fdebug-default-version=N
+	columns      Columns
 	color        ColorMode
 	maps         []PrefixMap
 	includes     []IncludePath

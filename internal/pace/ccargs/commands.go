@@ -71,8 +71,8 @@ func isDepRole(r role) bool {
 }
 
 // DispatchPreprocessArgs is the dispatch preprocess (pace-wire §3.9.1): the command
-// preprocessed to stdout with line markers, no dependency probe. Its stdout is what a worker
-// compiles.
+// preprocessed to stdout with line markers, no dependency probe. Its stdout is what a clang
+// worker compiles (RemotePreprocessed); a gcc worker gets the key probe's text bundled.
 func (c *Compile) DispatchPreprocessArgs() []string {
 	return append(c.withoutProbeDropped(), "-E")
 }

@@ -42,7 +42,22 @@ type Deps struct {
 type Debug struct {
 	Level  int  // 0 none, 1 line tables, 2 default, 3 with macros; the last -g option wins
 	Macros bool // macro definitions recorded (-g3, clang -fdebug-macro)
+	// DWARF is the version the command asks for: the last -gdwarf-N, else clang's
+	// -fdebug-default-version=N; 0 leaves it to the compiler (5 for gcc 11 and later).
+	DWARF   int
+	Columns Columns // the last -gcolumn-info or -gno-column-info
 }
+
+// Columns is whether DWARF records source columns.
+type Columns uint8
+
+// Column settings. ColumnsDefault leaves it to the compiler, which records them (gcc 8 and
+// later, clang).
+const (
+	ColumnsDefault Columns = iota
+	ColumnsOn
+	ColumnsOff
+)
 
 // PrefixMap is one -f*-prefix-map=OLD=NEW, split at the last '=' (pace-wire §3.3). gcc itself
 // splits at the first; the split only decides which half is relativized in the key, and

@@ -13,7 +13,7 @@ func (w *walker) finish() (*Compile, error) {
 		Roots: w.inv.Roots, Mode: ModeObject, Source: src.value, source: w.sources[0],
 		Language: w.sourceLang, LanguageForced: w.sourceForced, Color: w.color,
 		PrefixMaps: w.maps, IncludePaths: w.includes, compDirSet: w.compDir, tokens: w.toks,
-		Debug: Debug{Level: w.debugLevel, Macros: w.debugLevel == 3 || (w.debugMacro && w.debugLevel > 0)},
+		Debug: w.debug(),
 	}
 	if w.assemble {
 		c.Mode = ModeAssembly // gcc stops at the earliest stage asked for
@@ -25,6 +25,16 @@ func (w *walker) finish() (*Compile, error) {
 	}
 	c.Deps = w.deps(c)
 	return c, nil
+}
+
+// debug is the debug information the options asked for, the last of each kind winning.
+func (w *walker) debug() Debug {
+	d := Debug{Level: w.debugLevel, Macros: w.debugLevel == 3 || (w.debugMacro && w.debugLevel > 0),
+		DWARF: w.dwarf, Columns: w.columns}
+	if d.DWARF == 0 {
+		d.DWARF = w.dwarfDefault
+	}
+	return d
 }
 
 // checkShape: exactly one translation unit, compiled (not linked), to exactly one named

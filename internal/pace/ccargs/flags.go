@@ -10,8 +10,11 @@ func (w *walker) unknown(a string) *PassthroughError {
 		return passthrough(ReasonUnsupportedOption, a)
 	case strings.HasPrefix(a, "-g"):
 		w.debugLevel = debugLevelAfter(w.debugLevel, a[2:])
+		w.debugDetail(a[2:])
 	case a == "-fdebug-macro" || a == "-fno-debug-macro":
 		w.debugMacro = a == "-fdebug-macro"
+	case strings.HasPrefix(a, "-fdebug-default-version="):
+		w.dwarfDefault = dwarfVersion(strings.TrimPrefix(a, "-fdebug-default-version="))
 	case isNativeCPU(a):
 		return passthrough(ReasonHostCPU, a)
 	}
@@ -19,6 +22,27 @@ func (w *walker) unknown(a string) *PassthroughError {
 		w.color = c
 	}
 	return nil
+}
+
+// debugDetail records what a -g option (without "-g") says besides the level: the DWARF
+// version of -gdwarf-N and column recording.
+func (w *walker) debugDetail(rest string) {
+	switch {
+	case rest == "column-info":
+		w.columns = ColumnsOn
+	case rest == "no-column-info":
+		w.columns = ColumnsOff
+	case strings.HasPrefix(rest, "dwarf-"):
+		w.dwarf = dwarfVersion(rest[len("dwarf-"):])
+	}
+}
+
+// dwarfVersion reads a DWARF version 2 to 5; anything else is 0, the compiler's default.
+func dwarfVersion(v string) int {
+	if len(v) == 1 && v[0] >= '2' && v[0] <= '5' {
+		return int(v[0] - '0')
+	}
+	return 0
 }
 
 // debugLevelAfter applies one -g option (without "-g") to the debug level, as gcc 12 does:

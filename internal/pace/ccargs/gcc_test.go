@@ -36,7 +36,7 @@ func gccTakesNext(t *testing.T, gcc, dir, opt string) bool {
 func TestTableAritiesMatchGcc(t *testing.T) {
 	t.Parallel()
 	gcc, dir := requireGcc(t), t.TempDir()
-	for _, list := range gnuOptions {
+	for _, list := range gnuOptions() {
 		for _, o := range list {
 			if o.clang || o.arity == joined || skipArityCheck[o.name] {
 				continue

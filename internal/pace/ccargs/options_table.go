@@ -1,5 +1,7 @@
 package ccargs
 
+import "sync"
+
 // The command-line table of the GNU drivers (gcc 12 and clang), checked against gcc 12's
 // driver: every option listed as taking a value consumes the next argument when spelled bare
 // (verified with gcc -###). Options not in the table are kept verbatim and take no value.
@@ -22,10 +24,14 @@ func aliased(o option, alias string) option { o.alias = alias; return o }
 
 func checked(o option, check func(string) Reason) option { o.check = check; return o }
 
-var gnuOptions = newOptionIndex(concatRows(
-	stageRows, dependencyRows, includeRows, valueRows, linkRows, mapRows,
-	toolchainRows, outputFileRows, profileRows, infoRows, moduleRows,
-))
+// gnuOptions is built on first use: pace-cc's front binary links this package for driver
+// names and roots only, and a process that never parses arguments should not pay for the index.
+var gnuOptions = sync.OnceValue(func() optionIndex {
+	return newOptionIndex(concatRows(
+		stageRows, dependencyRows, includeRows, valueRows, linkRows, mapRows,
+		toolchainRows, outputFileRows, profileRows, infoRows, moduleRows,
+	))
+})
 
 func concatRows(groups ...[]option) []option {
 	var out []option

@@ -53,9 +53,9 @@ func tokenize(args []string, f Flavor) ([]token, *PassthroughError) {
 			i++
 			continue
 		}
-		o, value, next := gnuOptions.match(a, f)
+		o, value, next := gnuOptions().match(a, f)
 		if o == nil && shortForm(a) != a {
-			o, value, next = gnuOptions.match(shortForm(a), f)
+			o, value, next = gnuOptions().match(shortForm(a), f)
 		}
 		switch {
 		case o == nil:

@@ -31,6 +31,12 @@ const (
 	CauseRemoteDiagnostics    Cause = "remote-diagnostics-compiled-here"
 	CauseLandingFailed        Cause = "landing-failed" // the worker's object could not be written here
 	CauseOther                Cause = "other"          // an older log line with no recognisable cause
+	// Added with gcc's directives-only dispatch (pace-wire §3.9.1).
+	CauseDiagnosticsReplayed Cause = "dispatched-diagnostics-replayed"           // dispatched, its warnings printed from the worker's
+	CauseDebugInfo           Cause = "not-dispatchable:debug-info"               // -g3, or DWARF before 5
+	CausePreprocessorPrinted Cause = "not-dispatchable:preprocessor-diagnostics" // #warning and the like: printed where it runs
+	CauseUnbundled           Cause = "not-dispatchable:bundle"                   // the directives-only text could not be bundled
+	CauseRemoteObjectInexact Cause = "remote-object-inexact-compiled-here"       // the object names the worker's scratch files
 )
 
 // Prefixes of the causes that carry a refusal code's wire name.
@@ -57,7 +63,8 @@ func refusedCause(prefix string, code wire.Code) Cause {
 var fixedCauses = []Cause{CauseDispatched, CauseNoScheduler, CauseDebugColumns, CauseArguments,
 	CauseNoFingerprint, CausePreprocessFailed, CauseSchedulerUnreachable, CauseSchedulerError,
 	CauseWorkerUnreachable, CauseWorkerTimeout, CauseWorkerError, CauseCrossedReply,
-	CauseReplyUnverified, CauseRemoteFailed, CauseRemoteDiagnostics, CauseLandingFailed, CauseOther}
+	CauseReplyUnverified, CauseRemoteFailed, CauseRemoteDiagnostics, CauseLandingFailed, CauseOther,
+	CauseDiagnosticsReplayed, CauseDebugInfo, CausePreprocessorPrinted, CauseUnbundled, CauseRemoteObjectInexact}
 
 // vocabulary is every cause a fold can produce: the fixed ones and one refusal cause per live
 // wire code and end. Its size bounds the report's dispatch table.

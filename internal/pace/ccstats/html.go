@@ -3,12 +3,15 @@ package ccstats
 import (
 	"html/template"
 	"io"
+	"sync"
 )
 
 // page is the --html-stats page: one file with its style inline and nothing fetched, so it
 // can be mailed or attached to a ticket. html/template escapes every figure and reason, which
-// come from a log any local process may have written.
-var page = template.Must(template.New("stats").Parse(`<!DOCTYPE html>
+// come from a log any local process may have written. It is parsed on first use: every compile
+// starts this binary, and only --html-stats needs the page.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("stats").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -48,6 +51,7 @@ code { font-size: 0.95em; }
 {{end}}</body>
 </html>
 `))
+})
 
 // WriteHTML renders the report as one self-contained HTML page.
-func (rep Report) WriteHTML(w io.Writer) error { return page.Execute(w, rep) }
+func (rep Report) WriteHTML(w io.Writer) error { return page().Execute(w, rep) }

@@ -11,39 +11,67 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/pace/frameserver"
 	"github.com/buildfleet/buildfleet/internal/pace/lease"
+	"github.com/buildfleet/buildfleet/internal/pace/tubundle"
 	"github.com/buildfleet/buildfleet/internal/pace/verbs"
 	"github.com/buildfleet/buildfleet/internal/pace/wire"
 )
 
 // compile is steps 11 and 12: scratch, spawn, progress, reply. The job's
-// scratch directory is gone when it returns.
-func (j *job) compile(p Progresser, req *verbs.CompileRequest, tc Toolchain, source []byte) ([]byte, error) {
-	w := j.w
-	dir, src, err := j.prepareScratch(req.SourceName, source)
+// scratch directory is gone when it returns. b is the screened bundle, nil
+// when the source is preprocessed text.
+func (j *job) compile(p Progresser, req *verbs.CompileRequest, tc Toolchain, source []byte, b *tubundle.Bundle) ([]byte, error) {
+	dir, run, err := j.prepareRun(req, tc, source, b)
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	run := compileRun{
-		path:   tc.Path,
-		args:   compilerArgs(req.Args, prefixMaps(req, dir), src, filepath.Join(dir, objectName)),
-		dir:    dir,
-		env:    compilerEnv(dir),
-		outCap: w.cfg.OutputCap,
-		now:    w.cfg.Now,
-	}
 	res, err := j.runWithProgress(p, run)
 	if err != nil {
 		return nil, err
 	}
+	// The client cannot map the job directory; replaced, it marks diagnostics as not replayable.
+	res.stderr = tubundle.Scrub(res.stderr, dir)
+	if run.inexact != "" {
+		res.stderr = tubundle.MarkInexact(res.stderr, run.inexact)
+	}
 	return j.reply(req, source, res, dir)
 }
 
+// prepareRun makes the job's scratch directory and the compile to run in it.
+func (j *job) prepareRun(req *verbs.CompileRequest, tc Toolchain, source []byte, b *tubundle.Bundle) (string, compileRun, error) {
+	if b != nil {
+		return j.bundleRun(req, tc, b)
+	}
+	dir, src, err := j.prepareScratch(req.SourceName, source)
+	if err != nil {
+		return "", compileRun{}, err
+	}
+	// Preprocessed text's line markers may name any file of this machine, whose lines a caret
+	// would print into the reply: no carets (they are no part of an object).
+	args := append(append([]string(nil), req.Args...), noCaret(tc))
+	return dir, compileRun{
+		path:   tc.Path,
+		args:   compilerArgs(args, prefixMaps(req, dir), src, filepath.Join(dir, objectName)),
+		dir:    dir,
+		env:    compilerEnv(dir, tubundle.LocaleC),
+		outCap: j.w.cfg.OutputCap,
+		now:    j.w.cfg.Now,
+	}, nil
+}
+
+func noCaret(tc Toolchain) string {
+	if tc.Flavor.IsClang() {
+		return "-fno-caret-diagnostics"
+	}
+	return "-fno-diagnostics-show-caret"
+}
+
 // compilerEnv is the whole environment a compiler gets: nothing of the
-// worker's own beyond PATH (the driver finds its assembler there), a fixed
-// locale, and the job's scratch directory for its temporary files.
-func compilerEnv(jobDir string) []string {
-	env := []string{"LC_ALL=C", "TMPDIR=" + jobDir}
+// worker's own beyond PATH (the driver finds its assembler there), the
+// message locale (C, or C.UTF-8 for a bundle whose client's diagnostics
+// use it), and the job's scratch directory for its temporary files.
+func compilerEnv(jobDir, locale string) []string {
+	env := []string{"LC_ALL=" + locale, "TMPDIR=" + jobDir}
 	if path := os.Getenv("PATH"); path != "" {
 		env = append(env, "PATH="+path)
 	}

@@ -24,6 +24,7 @@ type Counters struct {
 
 	RefusedUnknownFingerprint   atomic.Uint64
 	RefusedRejectedArgument     atomic.Uint64
+	RefusedRejectedSource       atomic.Uint64 // a bundle that does not decode or pass the screen
 	RefusedScratchUnavailable   atomic.Uint64
 	RefusedSpawnFailed          atomic.Uint64
 	RefusedCompilerUnclassified atomic.Uint64
@@ -109,6 +110,7 @@ func (c *Counters) Metrics() []Metric {
 		{Name: "pace_worker_bytes_returned_total", Help: "COMPILE reply payload bytes returned.", Value: &c.BytesReturned},
 		{Name: "pace_worker_jobs_refused_unknown_fingerprint_total", Help: "COMPILEs refused fingerprint-mismatch: a toolchain this worker does not serve.", Value: &c.RefusedUnknownFingerprint},
 		{Name: "pace_worker_jobs_refused_rejected_argument_total", Help: "COMPILEs refused worker-rejected-argument: an argument not on the allowlist.", Value: &c.RefusedRejectedArgument},
+		{Name: "pace_worker_jobs_refused_rejected_source_total", Help: "COMPILEs refused because their directives-only bundle did not decode or holds a directive the worker does not run.", Value: &c.RefusedRejectedSource},
 		{Name: "pace_worker_jobs_refused_scratch_unavailable_total", Help: "COMPILEs refused worker-scratch-unavailable.", Value: &c.RefusedScratchUnavailable},
 		{Name: "pace_worker_jobs_refused_spawn_failed_total", Help: "COMPILEs refused worker-spawn-failed: the compiler could not be started.", Value: &c.RefusedSpawnFailed},
 		{Name: "pace_worker_jobs_refused_compiler_unclassified_total", Help: "COMPILEs refused worker-compiler-unclassified: the toolchain's driver family is unknown.", Value: &c.RefusedCompilerUnclassified},

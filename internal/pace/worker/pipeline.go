@@ -75,7 +75,7 @@ type job struct {
 	abandoned atomic.Bool // Stop gave up waiting for it
 }
 
-// run is pace-node §5.3 steps 2–12, in that order.
+// run is pace-node §5.3 steps 2–12, in that order (10b: a bundle's screen).
 func (j *job) run(ctx context.Context, p Progresser, frameLen uint32, fields [][]byte) ([]byte, error) {
 	w := j.w
 	if err := j.admitFrame(frameLen); err != nil {
@@ -109,7 +109,11 @@ func (j *job) run(ctx context.Context, p Progresser, frameLen uint32, fields [][
 	if err := w.vet(tc, req.Args); err != nil {
 		return nil, err
 	}
-	return j.compile(p, &req, tc, source)
+	b, err := w.bundle(tc, source)
+	if err != nil {
+		return nil, err
+	}
+	return j.compile(p, &req, tc, source, b)
 }
 
 // refuse counts a refusal in its counter and returns it.

@@ -25,6 +25,9 @@ type compileRun struct {
 	outCap  int    // bytes kept of stdout and of stderr each
 	started func() // called once the process exists
 	now     func() time.Time
+	// inexact, when set, says why the diagnostics are not what the client's compiler prints
+	// (tubundle.MarkInexact).
+	inexact string
 }
 
 // runResult is how a compiler ended.

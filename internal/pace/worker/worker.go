@@ -35,6 +35,7 @@ type Worker struct {
 
 	cordoned atomic.Bool
 	changes  chan struct{}
+	utf8     sync.Map // compiler path → whether it prints C.UTF-8's quotes (bool)
 
 	mu       sync.Mutex
 	stopping bool

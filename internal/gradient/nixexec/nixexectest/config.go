@@ -12,6 +12,10 @@ import (
 // else of the host's /tmp) through extra-sandbox-paths; UseProjectConfig makes it.
 var gateDir string
 
+// GateDir is the directory the build sandbox sees (made by UseProjectConfig): a builder can
+// leave a marker there that a test reads.
+func GateDir() string { return gateDir }
+
 // UseProjectConfig points every nix this test process and its children run at the
 // repository's own Nix configuration, scripts/nix/nix.conf (NIX_CONF_DIR, and no user
 // configuration files), so the host's nix.conf — or its absence, as on a fresh Debian

@@ -38,6 +38,11 @@ func Run(t *testing.T, open Opener) {
 		{"Logs", logTests},
 		{"LiveLogs", liveLogTests},
 		{"Property", propertyTests},
+		{"Triggers", triggerTests},
+		{"RepoCredentials", repoCredTests},
+		{"Retention", retentionTests},
+		{"Statuses", statusTests},
+		{"Upstreams", upstreamTests},
 		{"WebUI", webUITests},
 	}
 	for _, g := range groups {

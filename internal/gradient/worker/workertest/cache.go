@@ -72,7 +72,10 @@ func (ss *Session) cacheQuery(q *wire.CacheQuery) {
 	status := &wire.CacheStatus{QueryID: q.QueryID}
 	for _, p := range q.Paths {
 		e, ok := ss.srv.Cache.Get(p)
+		up, upstream := ss.srv.upstreamOf(p)
 		switch {
+		case !ok && upstream && q.External:
+			status.Cached = append(status.Cached, up)
 		case ok && q.Mode == wire.QueryModePull:
 			status.Cached = append(status.Cached, pulled(e))
 		case ok || q.Mode != wire.QueryModeNormal:

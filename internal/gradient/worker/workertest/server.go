@@ -9,6 +9,8 @@
 //   - CacheQuery is answered from the in-memory Cache (Normal: cached paths only; Pull:
 //     every path, cached ones with sizes, hashes, full references, deriver and ca; Push:
 //     every path with its cached flag), or with CacheError while FailCacheQueries lasts.
+//     An external query of a path the Cache lacks is answered with what SetUpstream set for
+//     it (gradient-server §14).
 //     QueryKnownDerivations is answered with the paths marked with Known.
 //   - Uploads: UploadRequest gets UploadGrant Skip when the path is cached, else
 //     Passthrough{0}; UploadChunks must arrive in order. UploadFinished (control lane) may
@@ -58,6 +60,7 @@ type Server struct {
 	queue       []queuedJob
 	failQueries int
 	known       map[string]bool
+	upstream    map[string]wire.CachedPath
 	ended       []error // handshakes that did not reach Running
 }
 
@@ -95,6 +98,23 @@ func (s *Server) FailCacheQueries(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failQueries = n
+}
+
+// SetUpstream makes external queries of c.Path answer c while the Cache lacks the path.
+func (s *Server) SetUpstream(c wire.CachedPath) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upstream == nil {
+		s.upstream = map[string]wire.CachedPath{}
+	}
+	s.upstream[c.Path] = c
+}
+
+func (s *Server) upstreamOf(p string) (wire.CachedPath, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.upstream[p]
+	return c, ok
 }
 
 // Known marks .drv paths as held with complete closures (QueryKnownDerivations).

@@ -240,3 +240,8 @@ func (ss *Session) WaitJobEnd(ctx context.Context, jobID string) (wire.ClientMes
 		return false
 	})
 }
+
+// SendCredential sends a Credential, which belongs to the next AssignJob.
+func (ss *Session) SendCredential(data []byte) {
+	ss.send(&wire.Credential{Kind: wire.CredentialKindSSHKey, Data: data})
+}

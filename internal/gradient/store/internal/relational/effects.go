@@ -49,6 +49,9 @@ func (s *Store) finish(ctx context.Context, tx Tx, c *change) (store.Effects, er
 			return store.Effects{}, err
 		}
 	}
+	if err := queueStatuses(ctx, tx, c); err != nil { // gradient-server §12.2
+		return store.Effects{}, err
+	}
 	return c.Effects, nil
 }
 

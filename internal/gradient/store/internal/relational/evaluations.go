@@ -13,7 +13,7 @@ func (s *Store) CreateEvaluation(ctx context.Context, e store.NewEvaluation) (st
 	var out store.Evaluation
 	err := s.write(ctx, "create evaluation", func(tx Tx) error {
 		now := s.clock()
-		out = store.Evaluation{ID: newID(), ProjectID: e.ProjectID, Commit: e.Commit, Wildcards: e.Wildcards,
+		out = store.Evaluation{ID: newID(), ProjectID: e.ProjectID, Commit: e.Commit, Branch: e.Branch, Wildcards: e.Wildcards,
 			Status: store.EvalQueued, CreatedAt: now, UpdatedAt: now}
 		if out.Wildcards == nil {
 			p, err := getProject(ctx, tx, e.ProjectID)
@@ -24,8 +24,12 @@ func (s *Store) CreateEvaluation(ctx context.Context, e store.NewEvaluation) (st
 		} else if err := mustExist(ctx, tx, "project", e.ProjectID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO evaluation (id, project_id, commit_sha, wildcards, status, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, 0, $5, $5)`, out.ID, out.ProjectID, out.Commit, encodeList(out.Wildcards), now)
+		if err := insertEvaluation(ctx, tx, out); err != nil {
+			return err
+		}
+		// A head started by hand counts as seen, so a trigger does not evaluate it again.
+		_, err := recordHead(ctx, tx, store.NewTrigger{ProjectID: out.ProjectID, Branch: out.Branch,
+			Commit: out.Commit, Source: "manual"}, out.ID, now)
 		return err
 	})
 	return out, err

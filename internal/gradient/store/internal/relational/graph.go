@@ -40,6 +40,9 @@ func (s *Store) AddEvalResult(ctx context.Context, b store.EvalBatch) (store.Eff
 		if err := s.queueBatch(ctx, tx, c, g); err != nil {
 			return err
 		}
+		if err := queueEntryPointStatuses(ctx, tx, c.now, `ep.evaluation_id = $2`, a.evalID); err != nil { // gradient-server §12.2
+			return err
+		}
 		out, err = s.finish(ctx, tx, c)
 		return err
 	})

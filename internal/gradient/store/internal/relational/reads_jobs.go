@@ -7,7 +7,7 @@ import (
 )
 
 const evaluationColumns = `id, project_id, commit_sha, wildcards, status, COALESCE(flake_source, ''), attempts,
-	eval_dispatches, created_at, updated_at`
+	eval_dispatches, created_at, updated_at, branch`
 
 func scanEvaluation(r Row) (store.Evaluation, error) {
 	var e store.Evaluation
@@ -15,7 +15,7 @@ func scanEvaluation(r Row) (store.Evaluation, error) {
 	var status int
 	var created, updated Timestamp
 	if err := r.Scan(&e.ID, &e.ProjectID, &e.Commit, &wildcards, &status, &e.FlakeSource, &e.Attempts,
-		&e.EvalDispatches, &created, &updated); err != nil {
+		&e.EvalDispatches, &created, &updated, &e.Branch); err != nil {
 		return e, err
 	}
 	e.Status, e.CreatedAt, e.UpdatedAt = store.EvaluationStatus(status), created.Time, updated.Time

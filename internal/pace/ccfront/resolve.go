@@ -1,4 +1,4 @@
-package cc
+package ccfront
 
 import (
 	"errors"
@@ -12,10 +12,10 @@ import (
 // nothing behind it on PATH), which would recurse forever.
 var ErrSelf = errors.New("no real compiler found: every candidate on PATH is pace-cc itself")
 
-// findCompiler resolves the compiler to run. A name with a slash is used as given unless it is
+// FindCompiler resolves the compiler to run. A name with a slash is used as given unless it is
 // pace-cc itself. A bare name is searched on path, skipping every entry that resolves to self:
 // the masquerade link itself and any other link to the pace-cc binary (pace-wire §5.7).
-func findCompiler(name, self, path string) (string, error) {
+func FindCompiler(name, self, path string) (string, error) {
 	selfReal, _ := filepath.EvalSymlinks(self)
 	if strings.Contains(name, "/") {
 		if isSelf(name, selfReal) {
