@@ -42,7 +42,6 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/admincli"
 	"github.com/buildfleet/buildfleet/internal/gradient/aeadbox"
-	"github.com/buildfleet/buildfleet/internal/gradient/counter"
 	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/narstore"
 	"github.com/buildfleet/buildfleet/internal/gradient/server"
@@ -79,7 +78,7 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
 	fs.Var(&o.pollInterval, "poll-interval", "`duration` between polls of the projects with polling on, jittered ±10% (0 or off: no polling; gradient-server §11.2)")
-	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --listen address as bound>, none when it is every interface)")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --ui-listen address, else the --listen address, as bound>, none when it is every interface)")
 	fs.StringVar(&o.uiListen, "ui-listen", "", "`host:port` serving the web UI and /api/v1 beside it (off when empty)")
 	fs.BoolVar(&o.uiPublic, "ui-public", false, "let signed-out visitors of the web UI read projects, evaluations, builds and public caches")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -147,24 +146,21 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	ln, uiLn, link, err := listen(o)
 	if err != nil {
 		return err
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
 		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
-		Retention: o.retention, PublicURL: publicURL(o.publicURL, ln.Addr())})
+		Retention: o.retention, PublicURL: publicURL(o.publicURL, link)})
 	if _, err := srv.Recover(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
-	uiFront, uiMetrics, err := serveUI(o, srv, ln.Addr().String(), log)
-	if err != nil {
-		return err
-	}
-	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(append(front.Counters().Metrics(), uiMetrics...)...))
+	ui := srv.ServeWebUI(uiLn, server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + ln.Addr().String(), Limits: o.http})
+	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(append(front.Counters().Metrics(), ui.Metrics()...)...))
 	if err != nil {
 		return err
 	}
@@ -177,27 +173,24 @@ func run(o options, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
-	if uiFront != nil {
-		uiFront.Shutdown(shutdownCtx)
-	}
+	ui.Shutdown(shutdownCtx)
 	return front.Shutdown(shutdownCtx)
 }
 
-// serveUI serves the web UI on --ui-listen, behind the same connection bounds as --listen, and
-// returns its counters for /metrics; nil when it is off.
-func serveUI(o options, srv *server.Server, cacheAddr string, log *slog.Logger) (*httpfront.Front, []counter.Metric, error) {
+// listen binds --listen and, when set, --ui-listen, before the server is made: links to pages
+// (--public-url's default) point at the UI's /evaluations/<id> when it runs.
+func listen(o options) (ln, uiLn net.Listener, link net.Addr, err error) {
+	if ln, err = net.Listen("tcp", o.listen); err != nil {
+		return nil, nil, nil, err
+	}
 	if o.uiListen == "" {
-		return nil, nil, nil
+		return ln, nil, ln.Addr(), nil
 	}
-	ln, err := net.Listen("tcp", o.uiListen)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--ui-listen: %w", err)
+	if uiLn, err = net.Listen("tcp", o.uiListen); err != nil {
+		ln.Close()
+		return nil, nil, nil, fmt.Errorf("--ui-listen: %w", err)
 	}
-	handler, ui := srv.WebUI(server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + cacheAddr})
-	front := httpfront.New(ln, httpfront.Config{Handler: handler, Limits: o.http, Log: srv.HostileLog()})
-	go front.Serve()
-	log.Info("web UI ready", "ui", "http://"+ln.Addr().String())
-	return front, ui.Counters().Metrics(), nil
+	return ln, uiLn, uiLn.Addr(), nil
 }
 
 // serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"

@@ -1,9 +1,12 @@
 package server
 
 import (
-	"net/http"
+	"context"
+	"net"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
+	"github.com/buildfleet/buildfleet/internal/gradient/counter"
+	"github.com/buildfleet/buildfleet/internal/gradient/httpfront"
 	"github.com/buildfleet/buildfleet/internal/gradient/webui"
 )
 
@@ -11,14 +14,46 @@ import (
 type WebUIConfig struct {
 	Public   bool   // signed-out visitors read projects, evaluations, builds, public caches
 	CacheURL string // where Nix reaches the binary cache (the --listen port)
+	// Limits bound the UI listener's connections as --listen's are (gradient-server §10.14).
+	Limits httpfront.Limits
 }
 
-// WebUI is the web UI's handler for a listener of its own: the pages, and /api/v1/ with the
-// session cookie admitted on GET and HEAD, so the pages' script reads the API on its origin.
-func (s *Server) WebUI(c WebUIConfig) (http.Handler, *webui.UI) {
+// WebUIFront is the web UI serving on a listener of its own; a nil one (the UI is off) does
+// nothing.
+type WebUIFront struct {
+	front *httpfront.Front
+	ui    *webui.UI
+}
+
+// ServeWebUI serves the web UI on ln, nil when ln is: the pages, and /api/v1/ wired as on
+// --listen with the session cookie admitted on GET and HEAD, so the pages' script reads the
+// API on its own origin.
+func (s *Server) ServeWebUI(ln net.Listener, c WebUIConfig) *WebUIFront {
+	if ln == nil {
+		return nil
+	}
 	ui := webui.New(webui.Config{Store: s.cfg.Store, Live: s, CacheKeys: s.cacheFront.apiKeys(), CacheURL: c.CacheURL,
 		Public: c.Public, Logger: s.log, Now: s.now, Rand: s.cfg.Rand})
 	cfg := s.apiConfig()
 	cfg.Session = ui.SessionKey
-	return ui.Handler(api.New(cfg)), ui
+	front := httpfront.New(ln, httpfront.Config{Handler: ui.Handler(api.New(cfg)), Limits: c.Limits, Log: s.hostile})
+	go front.Serve()
+	s.log.Info("web UI ready", "ui", "http://"+ln.Addr().String())
+	return &WebUIFront{front: front, ui: ui}
+}
+
+// Metrics are the UI's counters for /metrics.
+func (f *WebUIFront) Metrics() []counter.Metric {
+	if f == nil {
+		return nil
+	}
+	return f.ui.Counters().Metrics()
+}
+
+// Shutdown stops the UI's listener (after Server.Shutdown, which ends open log streams).
+func (f *WebUIFront) Shutdown(ctx context.Context) error {
+	if f == nil {
+		return nil
+	}
+	return f.front.Shutdown(ctx)
 }
