@@ -92,11 +92,14 @@ func (u *uiTest) signIn(t *testing.T) {
 func (u *uiTest) evaluation(t *testing.T) {
 	f, ui, ctx, shots := u.f, u.ui, u.ctx, u.shots
 	navigate(t, ctx, ui+"/projects/"+f.project.Name)
-	browse(t, ctx, chromedp.Steps(chromedp.SendKeys("#ref", f.flake.Commit), chromedp.Submit("#ref"),
-		chromedp.WaitVisible(`#evaluation`)))
+	// the ref left empty: the project's branch, resolved by the API to the flake's commit
+	browse(t, ctx, chromedp.Steps(chromedp.Submit("#ref"), chromedp.WaitVisible(`#evaluation`)))
 	loc := browse(t, ctx, chromedp.Location())
 	id := loc[strings.LastIndex(loc, "/")+1:]
 	d := f.completed(t, id, 5*time.Minute, u.worker)
+	if d.Evaluation.Commit != f.flake.Commit {
+		t.Errorf("the branch resolved to %s, want %s", d.Evaluation.Commit, f.flake.Commit)
+	}
 	navigate(t, ctx, loc)
 	rows := browse(t, ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries(Array.from(document.querySelectorAll("#builds tr[data-build]"), r => [r.dataset.build, r.dataset.status]))`))
 	if len(rows) != len(d.Builds) || len(d.Builds) != 3 {

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/store"
@@ -79,12 +77,13 @@ func (u *UI) startEvaluation(w http.ResponseWriter, r *http.Request, v viewer, _
 		u.notFoundOr(w, r, v, err, "There is no such project.")
 		return
 	}
-	commit, err := resolveRef(r.Context(), p, strings.TrimSpace(r.PostForm.Get("ref")))
+	commit, branch, err := parseRef(strings.TrimSpace(r.PostForm.Get("ref")), p.Branch)
 	if err != nil {
 		u.fail(w, r, v, http.StatusBadRequest, err.Error())
 		return
 	}
-	u.act(w, r, v, http.MethodPost, "/projects/"+url.PathEscape(p.ID)+"/evaluations", api.StartEvaluationRequest{Commit: commit},
+	// the API resolves a branch to its head, with the project's credentials (gradient-server §11.5)
+	u.act(w, r, v, http.MethodPost, "/projects/"+url.PathEscape(p.ID)+"/evaluations", api.StartEvaluationRequest{Commit: commit, Branch: branch},
 		func(body []byte) string {
 			var e api.Evaluation
 			json.Unmarshal(body, &e)
@@ -116,17 +115,6 @@ var (
 	branchName = regexp.MustCompile(`^[A-Za-z0-9._/][A-Za-z0-9._/+-]{0,199}$`)
 )
 
-// resolveRef turns what the form names into a commit: a full hash as it is, a branch (or
-// nothing: the project's branch) through git ls-remote, bounded in time. A private
-// repository's branch cannot be resolved here; its commit hash can always be given.
-func resolveRef(ctx context.Context, p store.Project, ref string) (string, error) {
-	commit, branch, err := parseRef(ref, p.Branch)
-	if commit != "" || err != nil {
-		return commit, err
-	}
-	return lsRemote(ctx, p.RepoURL, branch)
-}
-
 // parseRef reads the form's ref: a full commit hash (lowercased), or a branch name git would
 // take as one and never as an option ("" is the project's branch).
 func parseRef(ref, projectBranch string) (commit, branch string, err error) {
@@ -140,22 +128,4 @@ func parseRef(ref, projectBranch string) (commit, branch string, err error) {
 		return "", "", fmt.Errorf("%q is neither a full commit hash nor a branch name", ref)
 	}
 	return "", ref, nil
-}
-
-// lsRemote resolves a branch's head with git ls-remote, bounded in time.
-func lsRemote(ctx context.Context, repoURL, branch string) (string, error) {
-	ref := branch
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "ls-remote", "--", repoURL, "refs/heads/"+ref)
-	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("the branch %q could not be resolved (give the commit hash instead): %v", ref, err)
-	}
-	fields := strings.Fields(string(out))
-	if len(fields) < 2 || !hexCommit.MatchString(fields[0]) {
-		return "", fmt.Errorf("the repository has no branch %q", ref)
-	}
-	return fields[0], nil
 }
