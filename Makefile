@@ -48,7 +48,7 @@ race:
 # is missing.
 test:
 	scripts/deps.sh test
-	PACE_REQUIRE_BROWSER=1 scripts/test.sh $(TESTFLAGS)
+	PACE_REQUIRE_BROWSER=1 GRADIENT_REQUIRE_BROWSER=1 scripts/test.sh $(TESTFLAGS)
 
 demo:
 	scripts/deps.sh demo

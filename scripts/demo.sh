@@ -153,8 +153,8 @@ wait_voters 3 "$(leader)"
 export NIX_CONF_DIR=$PWD/scripts/nix NIX_USER_CONF_FILES=
 
 say "gradient-server: the Nix CI's server, its state in SQLite under a temporary data directory"
-"$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --data-dir="$work/gradient" --poll-interval=1s \
-  2>"$work/gradient.log" &
+"$BIN/gradient-server" --listen=127.0.0.1:0 --metrics=127.0.0.1:0 --ui-listen=127.0.0.1:0 --data-dir="$work/gradient" \
+  --poll-interval=1s 2>"$work/gradient.log" &
 pids+=($!)
 ready=$(wait_ready "$work/gradient.log" "gradient-server ready")
 export GRADIENT_SERVER="http://$(echo "$ready" | field listen)"
@@ -250,6 +250,12 @@ grep -v '^fakeforge ready' "$work/forge.out" | sed 's/^/  /'
 
 say "gradient-server counters"
 curl -fs "http://$gmetrics/metrics" | grep -E '^gradient_(sessions_started|jobs_(assigned|completed|failed)|cache_(queries|uploads_committed|committed_bytes|sessions_started))_total ' || true
+
+say "gradient's web UI (its own listener; the link signs in once, as the demo's key)"
+gui=$(grep -m1 "web UI ready" "$work/gradient.log" | field ui)
+link=$(curl -fsS -X POST -H "Authorization: $GRADIENT_API_KEY" "$gui/signin/link")
+echo "web UI: $gui  (evaluation: $gui/evaluations/$eval_id)"
+echo "sign in once: $gui$link"
 
 say "pace's fleet dashboard, served by the fleet's leader"
 lead=$(leader)

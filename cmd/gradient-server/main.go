@@ -60,6 +60,8 @@ type options struct {
 	pollInterval                          trigger.Interval
 	retention                             server.RetentionConfig
 	publicURL                             string
+	uiListen                              string // the web UI's own listener (gradient-server §17)
+	uiPublic                              bool
 }
 
 func parse(args []string, getenv func(string) string) (options, error) {
@@ -76,7 +78,9 @@ func parse(args []string, getenv func(string) string) (options, error) {
 	fs.BoolVar(&o.anonymousCache, "anonymous-cache", true, "let anyone read public caches without an API key (/cache/{cache}/ and its proto sessions)")
 	fs.StringVar(&o.cacheKeyHost, "cache-key-host", "", "`name` starting new caches' signing key names, <name>-<cache>-1 (default \"gradient\")")
 	fs.Var(&o.pollInterval, "poll-interval", "`duration` between polls of the projects with polling on, jittered ±10% (0 or off: no polling; gradient-server §11.2)")
-	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --listen address as bound>, none when it is every interface)")
+	fs.StringVar(&o.publicURL, "public-url", "", "`URL` browsers reach this server at; commit statuses link to <URL>/evaluations/<id> (default: http://<the --ui-listen address, else the --listen address, as bound>, none when it is every interface)")
+	fs.StringVar(&o.uiListen, "ui-listen", "", "`host:port` serving the web UI and /api/v1 beside it (off when empty)")
+	fs.BoolVar(&o.uiPublic, "ui-public", false, "let signed-out visitors of the web UI read projects, evaluations, builds and public caches")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.IntVar(&o.http.MaxConns, "max-http-connections", 0, "open connections the --listen port holds at most, WebSocket sessions included (0: three quarters of the open-file limit, at most 4096)")
 	fs.IntVar(&o.http.MaxConnsPerAddr, "max-http-connections-per-address", o.http.MaxConnsPerAddr, "open connections one remote IP address may hold on the --listen port")
@@ -142,20 +146,21 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("opening the secret key: %w", err)
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	ln, uiLn, link, err := listen(o)
 	if err != nil {
 		return err
 	}
 	srv := server.New(server.Config{Store: st, NARs: nars, Logger: log, HeartbeatTimeout: o.heartbeat,
 		Limits: o.limits, RefuseInbound: o.refuseInbound, Secrets: secrets,
 		DenyAnonymousCache: !o.anonymousCache, CacheKeyHost: o.cacheKeyHost, PollInterval: time.Duration(o.pollInterval),
-		Retention: o.retention, PublicURL: forgestatus.PublicURL(o.publicURL, ln.Addr())})
+		Retention: o.retention, PublicURL: forgestatus.PublicURL(o.publicURL, link)})
 	if _, err := srv.Recover(ctx); err != nil {
 		ln.Close()
 		return fmt.Errorf("recovering interrupted work: %w", err)
 	}
 	front := httpfront.New(ln, httpfront.Config{Handler: srv.Handler(), Limits: o.http, Log: srv.HostileLog()})
-	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(front.Counters().Metrics()...))
+	ui := srv.ServeWebUI(uiLn, server.WebUIConfig{Public: o.uiPublic, CacheURL: "http://" + ln.Addr().String(), Limits: o.http})
+	metricsAddr, err := serveMetrics(ctx, o.metrics, srv.MetricsHandler(append(front.Counters().Metrics(), ui.Metrics()...)...))
 	if err != nil {
 		return err
 	}
@@ -168,7 +173,24 @@ func run(o options, log *slog.Logger) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
+	ui.Shutdown(shutdownCtx)
 	return front.Shutdown(shutdownCtx)
+}
+
+// listen binds --listen and, when set, --ui-listen, before the server is made: links to pages
+// (--public-url's default) point at the UI's /evaluations/<id> when it runs.
+func listen(o options) (ln, uiLn net.Listener, link net.Addr, err error) {
+	if ln, err = net.Listen("tcp", o.listen); err != nil {
+		return nil, nil, nil, err
+	}
+	if o.uiListen == "" {
+		return ln, nil, ln.Addr(), nil
+	}
+	if uiLn, err = net.Listen("tcp", o.uiListen); err != nil {
+		ln.Close()
+		return nil, nil, nil, fmt.Errorf("--ui-listen: %w", err)
+	}
+	return ln, uiLn, uiLn.Addr(), nil
 }
 
 // serveMetrics serves /metrics on addr until ctx ends and returns the bound address ("off"

@@ -57,6 +57,8 @@ type Config struct {
 	// CacheKeys makes each new cache's signing key and shows its public key. nil: caches
 	// are created without a key (their narinfos go out unsigned).
 	CacheKeys CacheKeys
+	// Session admits a web UI session cookie on GET and HEAD (nil: API keys only).
+	Session SessionKey
 	// Follow tunes followed build logs (gradient-server §16).
 	Follow FollowConfig
 	// Triggers serves the push webhooks and resolves branches (gradient-server §11); nil:
@@ -81,6 +83,8 @@ type api struct {
 	rand  io.Reader
 	seal  func(string) ([]byte, error)
 	keys  CacheKeys
+	// session reads a web UI session (webui.go)
+	session SessionKey
 	// follow tunes followed build logs (logfollow.go).
 	follow FollowConfig
 	trig   Triggers
@@ -149,6 +153,7 @@ var routes = []route{
 	{"POST", "/evaluations/{id}/abort", scopeAdmin, (*api).abortEvaluation},
 	{"GET", "/builds/{id}", scopeAdmin, (*api).showBuild},
 	{"POST", "/builds/{id}/abort", scopeAdmin, (*api).abortBuild},
+	{"POST", "/builds/{id}/retry", scopeAdmin, (*api).retryBuild},
 	{"GET", "/builds/{id}/log", scopeAdmin, (*api).buildLog},
 	{"GET", "/api-keys", scopeAdmin, (*api).listAPIKeys},
 	{"POST", "/api-keys", scopeAdmin, (*api).createAPIKey},
@@ -159,7 +164,8 @@ var routes = []route{
 // New returns the API's handler for every path under Prefix. It authenticates before it
 // routes, so an unauthenticated caller learns nothing about which paths exist.
 func New(cfg Config) http.Handler {
-	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers}
+	a := &api{store: cfg.Store, live: cfg.Live, log: cfg.Logger, now: cfg.Now, rand: cfg.Rand, seal: cfg.SealDialToken, keys: cfg.CacheKeys, trig: cfg.Triggers,
+		session: cfg.Session}
 	a.secrets, a.gc, a.sealStatus = cfg.RepoSecrets, cfg.GC, cfg.SealStatusSecret
 	if a.live == nil {
 		a.live = noLive{}

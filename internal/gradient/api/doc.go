@@ -9,6 +9,10 @@
 // that cache (GET /caches, GET /caches/{cache}); anything else is 403. Keys and tokens appear in
 // exactly two answers, the ones that create them, and never in logs.
 //
+// Mounted beside the web UI (gradient-server §17), Config.Session also admits the UI's session
+// cookie, on GET and HEAD only: a cookie rides along on any request a browser makes, so it never
+// authorizes a change. The UI's forms, CSRF-checked, come in through WithCaller as their key.
+//
 // # Routes
 //
 // {project}, {cache} and {team} take an ID or a name (names may not look like UUIDs, so the two never
@@ -43,6 +47,7 @@
 //	POST   /api/v1/evaluations/{id}/abort                     AbortRequest -> AbortResponse
 //	GET    /api/v1/builds/{id}                                BuildDetail (attempts)
 //	POST   /api/v1/builds/{id}/abort                          AbortRequest -> AbortResponse
+//	POST   /api/v1/builds/{id}/retry                          queue a build that failed for good again -> Build
 //	GET    /api/v1/builds/{id}/log?attempt=ID&offset=N&limit=N  text/plain
 //	GET    /api/v1/api-keys                                   APIKeyList
 //	POST   /api/v1/api-keys                                   CreateAPIKeyRequest -> 201 CreateAPIKeyResponse

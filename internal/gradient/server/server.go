@@ -171,10 +171,15 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.HandleFunc("GET /cache/{cache}/proto", s.serveCacheSession)
 	s.cacheFront.http.Register(mux)
-	mux.Handle(api.Prefix+"/", api.New(api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
-		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
-		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage, SealStatusSecret: s.sealStatusSecret()}))
+	mux.Handle(api.Prefix+"/", api.New(s.apiConfig()))
 	return mux
+}
+
+// apiConfig is the API's wiring, the same on --listen and beside the web UI (webui.go).
+func (s *Server) apiConfig() api.Config {
+	return api.Config{Store: s.cfg.Store, Live: s, Logger: s.log, Now: s.now, Rand: s.cfg.Rand,
+		SealDialToken: s.sealDialToken(), CacheKeys: s.cacheFront.apiKeys(), Follow: api.FollowConfig{Hub: s.logs},
+		Triggers: s.triggers, RepoSecrets: s.cfg.Secrets, GC: s.CollectGarbage, SealStatusSecret: s.sealStatusSecret()}
 }
 
 // takeConnSlot takes one of the proto.maxConnections slots every session holds (worker

@@ -22,6 +22,7 @@ type Store interface {
 	Retention
 	Statuses
 	Upstreams
+	WebUI
 	// RecoverInterruptedWork runs gradient-server §6.6 in one transaction, before the first
 	// session: open assignments close as abandoned, running attempts become Aborted,
 	// Building builds and interrupted evaluations (Fetching, EvaluatingFlake,

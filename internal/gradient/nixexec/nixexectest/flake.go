@@ -65,6 +65,7 @@ func (f Flake) Ref() string { return "git+file://" + f.Dir + "?rev=" + f.Commit 
 //	tests.SYSTEM.needy        depends on slow (for dependent-of-a-timeout cases)
 //	tests.SYSTEM.gated        prints "waiting", then waits until the file GATE exists
 //	tests.SYSTEM.gated2       the same, a second derivation (the gate can be closed again)
+//	tests.SYSTEM.ticking      prints "tick N" every 0.2 s until the file GATE exists
 //	bad.SYSTEM.{broken,ok,notdrv}  a throw, a derivation (a) and a plain set
 const flakeTemplate = `{
   description = "gradient test flake NONCE";
@@ -96,6 +97,7 @@ const flakeTemplate = `{
       needy = mk "needy" "cat ${slow} > $out" { };
       gated = mk "gated" "echo waiting; while [ ! -e GATE ]; do sleep 0.2; done; echo opened > $out" { };
       gated2 = mk "gated2" "echo waiting; while [ ! -e GATE ]; do sleep 0.2; done; echo opened > $out" { };
+      ticking = mk "ticking" "i=0; while [ ! -e GATE ]; do i=$((i+1)); echo tick $i; sleep 0.2; done; echo opened > $out" { };
     };
     bad.${system} = { broken = throw "boom"; ok = a; notdrv = { x = 1; }; };
   };

@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"Retention", retentionTests},
 		{"Statuses", statusTests},
 		{"Upstreams", upstreamTests},
+		{"WebUI", webUITests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
