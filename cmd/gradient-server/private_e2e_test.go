@@ -151,7 +151,7 @@ func TestPrivateRepositoryOverSSH(t *testing.T) {
 		t.Fatalf("the project without a key: %s", text)
 	}
 	checkNoKeyLeft(t, f.baseDir)
-	serverResolvesBranchesWithTheKey(t, addr, key, flake)
+	f.serverResolvesBranchesWithTheKey(t, private, nokey, w)
 	secretKey := privateKeyBody(t, private.ID, dataDir)
 	for _, p := range []*proc{w, srv.proc} {
 		if strings.Contains(p.log.String(), secretKey) {
@@ -162,20 +162,22 @@ func TestPrivateRepositoryOverSSH(t *testing.T) {
 
 // serverResolvesBranchesWithTheKey: the server's own git (branch resolution, and polls)
 // reaches the private repository with the project's deploy key, and fails fast without one.
-func serverResolvesBranchesWithTheKey(t *testing.T, addr, key string, flake nixexectest.Flake) {
+// The evaluation the branch starts runs to its end, so the worker is idle when the test ends.
+func (f *fleet) serverResolvesBranchesWithTheKey(t *testing.T, private, nokey api.Project, w *proc) {
 	t.Helper()
-	out, err := exec.Command("git", "-C", flake.Dir, "symbolic-ref", "--short", "HEAD").Output()
+	out, err := exec.Command("git", "-C", f.flake.Dir, "symbolic-ref", "--short", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	branch := strings.TrimSpace(string(out))
-	if got := admin(t, addr, key, "eval", "start", "private", branch); !strings.Contains(got, flake.Commit) {
-		t.Fatalf("eval start private %s resolved to:\n%s", branch, got)
+	ev, err := f.api.StartEvaluation(bg, private.ID, api.StartEvaluationRequest{Branch: branch})
+	if err != nil || ev.Commit != f.flake.Commit {
+		t.Fatalf("starting private's %s: %+v, %v", branch, ev, err)
 	}
-	cmd := serverCmd("admin", "eval", "start", "nokey", branch)
-	cmd.Env = append(cmd.Env, "GRADIENT_SERVER=http://"+addr, "GRADIENT_API_KEY="+key)
-	if got, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(got), "Permission denied") {
-		t.Fatalf("eval start nokey %s: %v\n%s", branch, err, got)
+	f.completed(t, ev.ID, 2*time.Minute, w)
+	_, err = f.api.StartEvaluation(bg, nokey.ID, api.StartEvaluationRequest{Branch: branch})
+	if err == nil || !strings.Contains(err.Error(), "Permission denied") {
+		t.Fatalf("starting nokey's %s: %v", branch, err)
 	}
 }
 

@@ -123,7 +123,7 @@ func TestWildcardErrorsAndExclusions(t *testing.T) {
 		attrs = append(attrs, e.Attr)
 	}
 	sys := f.System
-	want := sorted("tests."+sys+".silent", "tests."+sys+".fail", "tests."+sys+".sleeper", "tests."+sys+".fod", "bad."+sys+".ok")
+	want := sorted("tests."+sys+".silent", "tests."+sys+".fail", "tests."+sys+".sleeper", "tests."+sys+".ticking", "tests."+sys+".fod", "bad."+sys+".ok")
 	if slices.Sort(attrs); !slices.Equal(attrs, want) {
 		t.Fatalf("entry points %v, want %v", attrs, want)
 	}
