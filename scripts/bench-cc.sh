@@ -155,7 +155,7 @@ clean() {
     leveldb) ninja -C "$2/build" clean >/dev/null ;; esac
 }
 
-declare -A best_cold best_warm warm_hits
+declare -A best_cold best_warm warm_hits round_cold round_warm
 w=""
 echo "pace-cc vs ccache, ccache depend mode, sccache and plain gcc; $(gcc --version | head -1)"
 echo "$(ccache --version | head -1); $(sccache --version); $(hyperfine --version); best of $ROUNDS rounds"
@@ -170,11 +170,13 @@ for round in $(seq "$ROUNDS"); do
       setup "$v" "$tag"
       c=$(cold "$corpus" "$src" "${launch[$v]}")
       best_cold[$corpus,$v]=$(minof "$c" "${best_cold[$corpus,$v]:-}")
+      round_cold[$corpus,$v,$round]=$c
       if [ "$v" != plain ]; then
         clean "$corpus" "$src"
         before=$(hits "$v")
         w=$(build "$corpus" "$src" "${launch[$v]}")
         best_warm[$corpus,$v]=$(minof "$w" "${best_warm[$corpus,$v]:-}")
+        round_warm[$corpus,$v,$round]=$w
         warm_hits[$corpus,$v]=$(($(hits "$v") - before))
       fi
       echo "  round $round $corpus: ${label[$v]}: cold ${c} s${w:+, warm $w s}" >&2
@@ -189,8 +191,17 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-printf '\nBuilds (seconds, best of %s; cold: every cache empty; warm: the cleaned tree built again)\n' "$ROUNDS"
-printf '%-8s %-22s %8s %9s %8s %9s %6s  %s\n' corpus variant cold_s vs_plain warm_s vs_ccache hits "goals: cold <= +3% over plain gcc, warm <= 0.90x ccache"
+printf '\nBuilds (seconds, best of %s; cold: every cache empty; warm: the cleaned tree built again; paired_c, paired_w: the median over the rounds of the ratio to plain gcc, to ccache, in the same round)\n' "$ROUNDS"
+# paired CORPUS VARIANT BASE ROUNDS_ARRAY: the median over the rounds of VARIANT's time over
+# BASE's in the same round. Variants of a round run minutes apart at most, so a machine whose
+# speed drifts between minutes disturbs a within-round ratio less than it does a best-of.
+paired() {
+  local -n times=$4
+  for r in $(seq "$ROUNDS"); do
+    awk -v a="${times[$1,$2,$r]:-}" -v b="${times[$1,$3,$r]:-}" 'BEGIN{ if (a != "" && b+0 > 0) print a/b }'
+  done | median
+}
+printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s  %s\n' corpus variant cold_s vs_plain warm_s vs_ccache hits paired_c paired_w "goals: cold <= +3% over plain gcc, warm <= 0.90x ccache"
 for corpus in "${corpora[@]}"; do
   plain=${best_cold[$corpus,plain]}
   for v in "${variants[@]}"; do
@@ -203,7 +214,12 @@ for corpus in "${corpora[@]}"; do
       goals="cold $(verdict "$(awk -v a="$c" -v b="$plain" 'BEGIN{print (a/b-1)*100}')" 3), warm $(verdict "$wr" 0.90)" ;;
     esac
     [ "$v" = plain ] && over="-"
-    printf '%-8s %-22s %8s %9s %8s %9s %6s  %s\n' "$corpus" "${label[$v]}" "$c" "$over" "${w:--}" "${wr}" "${warm_hits[$corpus,$v]:--}" "$goals"
+    pc=$(paired "$corpus" "$v" plain round_cold)
+    pw=$(paired "$corpus" "$v" ccache round_warm)
+    pw=$(awk -v a="$pw" 'BEGIN{ if (a == "") print "-"; else printf "%.2f", a }')
+    pc=$(awk -v a="$pc" 'BEGIN{ if (a == "") print "-"; else printf "%+.1f%%", (a-1)*100 }')
+    [ "$v" = plain ] && pc="-"
+    printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s  %s\n' "$corpus" "${label[$v]}" "$c" "$over" "${w:--}" "${wr}" "${warm_hits[$corpus,$v]:--}" "$pc" "${pw:--}" "$goals"
   done
 done
 
