@@ -33,11 +33,18 @@ type fleet struct {
 	baseDir   string
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t *testing.T) *fleet { return newFleetFlags(t) }
+
+// newFleetFlags is newFleet with server flags, "ADDR" in them standing for the server's
+// address.
+func newFleetFlags(t *testing.T, flags ...string) *fleet {
 	f := &fleet{t: t, flake: nixexectest.NewFlake(t), workerID: newWorkerID(t), baseDir: t.TempDir()}
 	dataDir, addr := t.TempDir(), freeAddr(t)
+	for i := range flags {
+		flags[i] = strings.ReplaceAll(flags[i], "ADDR", addr)
+	}
 	f.key, f.api = bootstrapKey(t, addr, dataDir)
-	f.srv = startServer(t, addr, dataDir)
+	f.srv = startServer(t, addr, dataDir, flags...)
 	var err error
 	if f.cache, err = f.api.CreateCache(bg, api.CreateCacheRequest{Name: "main"}); err != nil {
 		t.Fatal(err)

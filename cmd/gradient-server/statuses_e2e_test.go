@@ -18,7 +18,6 @@ import (
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/apiclient"
 	"github.com/buildfleet/buildfleet/internal/gradient/forgestatus"
-	"github.com/buildfleet/buildfleet/internal/gradient/nixexec/nixexectest"
 )
 
 // forgeCall is one request the fake forge accepted, as its documented API reads it.
@@ -162,37 +161,6 @@ func (f *fakeForges) accepted(forge, context string) []string {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
-
-// newFleetFlags is newFleet with server flags, "ADDR" in them standing for the server's
-// address.
-func newFleetFlags(t *testing.T, flags ...string) *fleet {
-	f := &fleet{t: t, flake: nixexectest.NewFlake(t), workerID: newWorkerID(t), baseDir: t.TempDir()}
-	dataDir, addr := t.TempDir(), freeAddr(t)
-	for i := range flags {
-		flags[i] = strings.ReplaceAll(flags[i], "ADDR", addr)
-	}
-	f.key, f.api = bootstrapKey(t, addr, dataDir)
-	f.srv = startServer(t, addr, dataDir, flags...)
-	var err error
-	if f.cache, err = f.api.CreateCache(bg, api.CreateCacheRequest{Name: "main"}); err != nil {
-		t.Fatal(err)
-	}
-	f.project, err = f.api.CreateProject(bg, api.CreateProjectRequest{Name: "demo", RepoURL: f.flake.URL, Branch: "main",
-		Wildcards: []string{"packages." + f.flake.System + ".*"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.api.Subscribe(bg, f.project.ID, f.cache.ID); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := f.api.RegisterWorker(bg, apiclient.Peer{Kind: apiclient.ProjectPeer, Ref: f.project.ID},
-		api.RegisterWorkerRequest{WorkerID: f.workerID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.token, f.peersLine = reg.Token, reg.PeersFileLine
-	return f
-}
 
 // configureStatus runs `admin project status` with the given flags.
 func configureStatus(t *testing.T, f *fleet, args ...string) {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/buildfleet/buildfleet/internal/gradient/api"
 	"github.com/buildfleet/buildfleet/internal/gradient/apiclient"
-	"github.com/buildfleet/buildfleet/internal/gradient/nixexec/nixexectest"
 )
 
 // TestTheWebUIInABrowser drives the web UI (gradient-server §17) of a real gradient-server with
@@ -214,29 +213,9 @@ func (u *uiTest) phone(t *testing.T) {
 
 // newUIFleet is newFleet with the web UI on a listener of its own; it returns its base URL.
 func newUIFleet(t *testing.T) (*fleet, string) {
-	f := &fleet{t: t, flake: nixexectest.NewFlake(t), workerID: newWorkerID(t), baseDir: t.TempDir()}
-	dataDir, addr, uiAddr := t.TempDir(), freeAddr(t), freeAddr(t)
-	f.key, f.api = bootstrapKey(t, addr, dataDir)
-	f.srv = startServer(t, addr, dataDir, "--ui-listen="+uiAddr)
+	uiAddr := freeAddr(t)
+	f := newFleetFlags(t, "--ui-listen="+uiAddr)
 	f.srv.waitLog(`web UI ready`, 10*time.Second)
-	var err error
-	if f.cache, err = f.api.CreateCache(bg, api.CreateCacheRequest{Name: "main"}); err != nil {
-		t.Fatal(err)
-	}
-	f.project, err = f.api.CreateProject(bg, api.CreateProjectRequest{Name: "demo", RepoURL: f.flake.URL, Branch: "main",
-		Wildcards: []string{"packages." + f.flake.System + ".*"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.api.Subscribe(bg, f.project.ID, f.cache.ID); err != nil {
-		t.Fatal(err)
-	}
-	reg, err := f.api.RegisterWorker(bg, apiclient.Peer{Kind: apiclient.ProjectPeer, Ref: f.project.ID},
-		api.RegisterWorkerRequest{WorkerID: f.workerID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.token, f.peersLine = reg.Token, reg.PeersFileLine
 	return f, "http://" + uiAddr
 }
 
