@@ -30,6 +30,9 @@ const (
 	// text: the two constructions never share a key.
 	TagDependObject = "pace-objkey-depend-v1"
 	TagHitMemo      = "pace-hitmemo-v1" // a local hit memo's invocation key, never sent anywhere
+	// TagListing keys a dependency listing (gcc -M/-MM); TagListingRules digests its rules.
+	TagListing      = "pace-listing-v1"
+	TagListingRules = "pace-listing-rules-v1"
 )
 
 // Piece kinds.

@@ -193,17 +193,23 @@ func (r *run) dependEntries(deps []string, floor time.Time) ([]dependEntry, *not
 	return out, nil
 }
 
-// dependHash hashes one dependency and checks that what it hashed is what the compiler read:
-// a file stamped at or after floor may have changed while the compile ran. The stat comes
-// after the hash, so a change between the two is seen too.
+// dependHash hashes one dependency as unchangedHash does, and refuses a temporal one.
 func (r *run) dependHash(abs string, floor time.Time) (cachekey.Digest, *notKeyed) {
 	sum, err := r.fileHashes().Hash(abs)
-	switch {
-	case err != nil:
-		return sum.Digest, &notKeyed{ccstats.Miss, "dependency unreadable", abs}
-	case sum.Temporal:
+	if err == nil && sum.Temporal {
 		// The object depends on when it was compiled: no key can stand for it.
 		return sum.Digest, &notKeyed{ccstats.Uncacheable, "__TIME__, __DATE__ or __TIMESTAMP__ in a header", abs}
+	}
+	return r.unchangedHash(abs, floor)
+}
+
+// unchangedHash hashes one file and checks that what it hashed is what the compiler read: a
+// file stamped at or after floor may have changed while the compiler ran. The stat comes after
+// the hash, so a change between the two is seen too.
+func (r *run) unchangedHash(abs string, floor time.Time) (cachekey.Digest, *notKeyed) {
+	sum, err := r.fileHashes().Hash(abs)
+	if err != nil {
+		return sum.Digest, &notKeyed{ccstats.Miss, "dependency unreadable", abs}
 	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(abs, &st); err != nil || stampedSince(st, floor) {

@@ -77,9 +77,14 @@ func (r *run) uncached(outcome ccstats.Outcome, reason string) int {
 
 // compile is the whole cacheable path: classify, look up, and on a miss compile and store.
 func (r *run) compile(ctx context.Context) int {
-	comp, err := ccargs.Classify(ccargs.Invocation{Compiler: r.compiler, Args: r.args, Cwd: r.cwd,
-		Roots: r.roots(), ImplicitOutput: true})
+	inv := ccargs.Invocation{Compiler: r.compiler, Args: r.args, Cwd: r.cwd, Roots: r.roots(), ImplicitOutput: true}
+	comp, err := ccargs.Classify(inv)
 	if err != nil {
+		if ccargs.ReasonOf(err) == ccargs.ReasonPreprocessOnly {
+			if l, lerr := ccargs.ClassifyListing(inv); lerr == nil {
+				return r.listing(ctx, l)
+			}
+		}
 		return r.uncached(ccstats.Passthrough, string(ccargs.ReasonOf(err)))
 	}
 	r.comp = comp

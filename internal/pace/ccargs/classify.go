@@ -18,27 +18,46 @@ type Invocation struct {
 // Classify decides whether inv is cacheable. It returns the Compile, or a *PassthroughError
 // (matching ErrPassthrough) whose Reason names why the command must run uncached.
 func Classify(inv Invocation) (*Compile, error) {
+	d, pe := classifyDriver(inv)
+	if pe != nil {
+		return nil, pe
+	}
+	w, pe := walk(inv, d)
+	if pe != nil {
+		return nil, pe
+	}
+	return w.finish()
+}
+
+// classifyDriver is the invocation's driver, refusing anything but a GNU-style one.
+func classifyDriver(inv Invocation) (Driver, *PassthroughError) {
 	d := inv.Driver
 	if d.Flavor == 0 {
 		var ok bool
 		if d, ok = ClassifyDriver(inv.Compiler); !ok {
-			return nil, passthrough(ReasonNotCompiler, inv.Compiler)
+			return d, passthrough(ReasonNotCompiler, inv.Compiler)
 		}
 	}
 	if d.Family() != FamilyGNU {
-		return nil, passthrough(ReasonMSVCDriver, d.Name)
+		return d, passthrough(ReasonMSVCDriver, d.Name)
 	}
+	return d, nil
+}
+
+// walk tokenizes the arguments and visits every token, stopping at the first that passes the
+// command through.
+func walk(inv Invocation, d Driver) (*walker, *PassthroughError) {
 	toks, pe := tokenize(inv.Args, d.Flavor)
 	if pe != nil {
 		return nil, pe
 	}
-	w := walker{inv: inv, driver: d, toks: toks, output: -1}
+	w := &walker{inv: inv, driver: d, toks: toks, output: -1}
 	for i := range toks {
 		if pe := w.visit(i); pe != nil {
 			return nil, pe
 		}
 	}
-	return w.finish()
+	return w, nil
 }
 
 // walker accumulates what the tokens say, in order.
@@ -70,6 +89,7 @@ type walker struct {
 	maps         []PrefixMap
 	includes     []IncludePath
 	compDir      bool
+	listing      Listed // the last -M or -MM; ListNone when neither
 }
 
 func (w *walker) arg(t token) string { return w.inv.Args[t.pos] }
@@ -143,6 +163,10 @@ func (w *walker) option(i int, t token) {
 		w.maps = append(w.maps, splitPrefixMap(t.opt.name, t.value))
 	case roleCompDir:
 		w.compDir = true
+	case roleListAll:
+		w.listing = ListAll
+	case roleListUser:
+		w.listing = ListUser
 	case rolePreproc:
 		if t.opt.path {
 			w.includes = append(w.includes, IncludePath{Flag: t.opt.name, Path: t.value})

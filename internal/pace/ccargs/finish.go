@@ -41,6 +41,8 @@ func (w *walker) debug() Debug {
 // output, for at most one -arch, with a depfile gcc can write.
 func (w *walker) checkShape() *PassthroughError {
 	switch {
+	case w.listing != ListNone:
+		return passthrough(ReasonPreprocessOnly, "") // -M implies -E: not a compile
 	case !w.compile && !w.assemble:
 		return passthrough(ReasonLink, "")
 	case len(w.sources) == 0:

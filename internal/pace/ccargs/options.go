@@ -41,6 +41,8 @@ const (
 	roleArch                    // clang -arch
 	roleXclang                  // -Xclang
 	roleAssembler               // -Wa, and -Xassembler
+	roleListAll                 // -M: list every header as make rules instead of compiling
+	roleListUser                // -MM: the same, leaving out system headers
 )
 
 // option is one row of the command-line table.

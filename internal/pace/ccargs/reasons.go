@@ -15,6 +15,8 @@ const (
 	ReasonMSVCDriver        Reason = "msvc driver unsupported"
 	ReasonLink              Reason = "link"
 	ReasonPreprocessOnly    Reason = "preprocess only"
+	ReasonNotListing        Reason = "not a dependency listing"
+	ReasonListingShape      Reason = "dependency listing shape"
 	ReasonSyntaxOnly        Reason = "syntax only"
 	ReasonStaticAnalysis    Reason = "static analysis"
 	ReasonNoSource          Reason = "no source"

@@ -16,6 +16,7 @@ func TestAppendAndFold(t *testing.T) {
 	recs := []Record{
 		{Outcome: Hit, Via: "direct", TotalMS: 2},
 		{Outcome: Hit, Via: "preprocessed", TotalMS: 8},
+		{Outcome: Hit, Via: "listing", TotalMS: 3},
 		{Outcome: Miss, TotalMS: 100},
 		{Outcome: Uncacheable, Reason: "__TIME__ in source"},
 		{Outcome: Passthrough, Reason: "link"},
@@ -30,7 +31,7 @@ func TestAppendAndFold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Invocations != 6 || s.Hits != 2 || s.HitsDirect != 1 || s.Misses != 1 || s.Uncacheable != 1 || s.Unavailable != 1 {
+	if s.Invocations != 7 || s.Hits != 3 || s.HitsDirect != 1 || s.HitsPrepro != 1 || s.HitsListing != 1 || s.Misses != 1 || s.Uncacheable != 1 || s.Unavailable != 1 {
 		t.Fatalf("summary %+v", s)
 	}
 	if s.Reasons["uncacheable: __TIME__ in source"] != 1 {
@@ -38,7 +39,7 @@ func TestAppendAndFold(t *testing.T) {
 	}
 	var out bytes.Buffer
 	s.Write(&out)
-	for _, want := range []string{"cache hits", "66.7%", "via direct mode", "hit latency", "__TIME__"} {
+	for _, want := range []string{"cache hits", "75.0%", "via direct mode", "dependency listings", "hit latency", "__TIME__"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

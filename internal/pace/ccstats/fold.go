@@ -35,6 +35,7 @@ type Summary struct {
 	Hits          int
 	HitsDirect    int
 	HitsPrepro    int
+	HitsListing   int // dependency listings (gcc -M/-MM) served, pace-wire §3.6.2
 	Misses        int
 	Uncacheable   int
 	Passthrough   int
@@ -150,9 +151,12 @@ func (s *Summary) countOutcome(r Record) {
 	switch r.Outcome {
 	case Hit:
 		s.Hits++
-		if r.Via == "direct" {
+		switch r.Via {
+		case "direct":
 			s.HitsDirect++
-		} else {
+		case "listing":
+			s.HitsListing++
+		default:
 			s.HitsPrepro++
 		}
 		s.HitMS.Add(r.TotalMS)

@@ -26,7 +26,7 @@ func genRecord() *rapid.Generator[Record] {
 		}
 		return Record{
 			Outcome: rapid.SampledFrom(outcomes).Draw(t, "outcome"),
-			Via:     rapid.SampledFrom([]string{"", "direct", "preprocessed"}).Draw(t, "via"),
+			Via:     rapid.SampledFrom([]string{"", "direct", "preprocessed", "listing"}).Draw(t, "via"),
 			Reason:  rapid.SampledFrom(reasons).Draw(t, "reason"),
 			TotalMS: ms("ms"), CppMS: ms("cpp"), LookupMS: ms("lookup"), StoreMS: ms("store"), CacheMS: ms("io"),
 			Dispatch: Cause(dispatch),
@@ -63,7 +63,7 @@ func TestFoldIsOrderIndependentAndAddsUp(t *testing.T) {
 
 func checkAddsUp(t *rapid.T, s Summary, recs []Record) {
 	outcomes := s.Hits + s.Misses + s.Uncacheable + s.Passthrough + s.Unavailable + s.Fallbacks + s.CompileFailed + s.OtherOutcomes
-	if s.Invocations != len(recs) || outcomes != s.Invocations || s.HitsDirect+s.HitsPrepro != s.Hits {
+	if s.Invocations != len(recs) || outcomes != s.Invocations || s.HitsDirect+s.HitsPrepro+s.HitsListing != s.Hits {
 		t.Fatalf("outcomes do not add up: %+v", s)
 	}
 	withCause, causes := 0, 0

@@ -60,6 +60,7 @@ func (s *Summary) countRows() []CountRow {
 		{"cache hits", s.Hits, pct(s.Hits, cacheable)},
 		{"  via direct mode", s.HitsDirect, pct(s.HitsDirect, s.Hits)},
 		{"  via preprocessor", s.HitsPrepro, pct(s.HitsPrepro, s.Hits)},
+		{"  dependency listings", s.HitsListing, pct(s.HitsListing, s.Hits)},
 		{"cache misses", s.Misses, pct(s.Misses, cacheable)},
 		{"uncacheable", s.Uncacheable, pct(s.Uncacheable, s.Invocations)},
 		{"not a compile (passthrough)", s.Passthrough, pct(s.Passthrough, s.Invocations)},
