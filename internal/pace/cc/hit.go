@@ -87,37 +87,22 @@ func (r *run) fetchResult(ctx context.Context, key cachekey.Digest) (received, b
 	return rc, hit
 }
 
-// receive reads one value: its header, its object into a temporary file next to the output
-// (the rename that publishes it is then atomic), its regions into memory.
+// receive reads one value: its object into a temporary file next to the output (the rename
+// that publishes it is then atomic), its regions into memory, localized to this machine.
 func (r *run) receive(body io.Reader, n uint32) (received, error) {
-	var hdr [value.HeaderLen]byte
-	if _, err := io.ReadFull(body, hdr[:]); err != nil {
-		return received{}, err
-	}
-	objLen, err := value.ParseHeader(hdr[:])
-	if err != nil || uint64(objLen)+value.HeaderLen+4 > uint64(n) {
-		return received{}, fmt.Errorf("malformed value header: %v", err)
-	}
 	f, tmp, err := createBeside(r.abs(r.comp.Output))
 	if err != nil {
 		return received{}, err
 	}
-	_, cerr := io.CopyN(f, body, int64(objLen))
-	if err := f.Close(); cerr == nil {
-		cerr = err
+	regions, rerr := value.ReadStream(body, n, f, nil)
+	if err := f.Close(); rerr == nil {
+		rerr = err
 	}
 	rc := received{objectTmp: tmp}
-	if cerr != nil {
-		return rc, cerr
+	if rerr != nil {
+		return rc, rerr
 	}
-	rest, err := io.ReadAll(body)
-	if err == nil {
-		rc.regions, err = value.DecodeRegions(rest)
-	}
-	if err != nil {
-		return rc, err
-	}
-	rc.regions = value.Localize(value.Value{Regions: rc.regions}, value.Roots{SrcRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}).Regions
+	rc.regions = value.Localize(value.Value{Regions: regions}, value.Roots{SrcRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir}).Regions
 	return rc, nil
 }
 

@@ -58,38 +58,24 @@ func (f *front) hit(e hitmemo.Entry) string {
 	return ""
 }
 
-// receive reads one value: its header, its object into a temporary file next to the output,
-// its regions into memory.
+// receive reads one value: its object into a temporary file next to the output, through one
+// small buffer on a raw descriptor (lean on the hit path), its regions into memory.
 func (f *front) receive(e hitmemo.Entry, body io.Reader, n uint32) (received, error) {
-	var hdr [value.HeaderLen]byte
-	if _, err := io.ReadFull(body, hdr[:]); err != nil {
-		return received{}, err
-	}
-	objLen, err := value.ParseHeader(hdr[:])
-	if err != nil || uint64(objLen)+value.HeaderLen+4 > uint64(n) {
-		return received{}, fmt.Errorf("malformed value header: %v", err)
-	}
 	fd, tmp, err := createBeside(e.Output, f.p.Now())
 	if err != nil {
 		return received{}, err
 	}
-	cerr := copyN(fdWriter(fd), body, int64(objLen))
-	if err := syscall.Close(fd); cerr == nil {
-		cerr = err
+	var buf [4 << 10]byte
+	regions, rerr := value.ReadStream(body, n, fdWriter(fd), buf[:])
+	if err := syscall.Close(fd); rerr == nil {
+		rerr = err
 	}
 	rc := received{objectTmp: tmp}
-	if cerr != nil {
-		return rc, cerr
-	}
-	rest, err := io.ReadAll(body)
-	if err == nil {
-		rc.regions, err = value.DecodeRegions(rest)
-	}
-	if err != nil {
-		return rc, err
+	if rerr != nil {
+		return rc, rerr
 	}
 	roots := value.Roots{SrcRoot: f.cfg.srcRoot, BuildTree: f.cfg.buildRoot}
-	rc.regions = value.Localize(value.Value{Regions: rc.regions}, roots).Regions
+	rc.regions = value.Localize(value.Value{Regions: regions}, roots).Regions
 	return rc, nil
 }
 
@@ -193,21 +179,3 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// copyN copies n bytes through one small buffer (io.CopyN would allocate 32 KiB more).
-func copyN(w io.Writer, r io.Reader, n int64) error {
-	var buf [4 << 10]byte
-	for n > 0 {
-		m, err := io.ReadFull(r, buf[:min(n, int64(len(buf)))])
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
-				return werr
-			}
-			n -= int64(m)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
