@@ -8,13 +8,17 @@
 #   directory with roots set.
 # Every build runs ROUNDS times (default 2) with the variants interleaved within a round, each
 # round starting one variant later, and the fastest of each is reported: on a shared machine the
-# minimum is the least disturbed figure. The hits run HIT_ROUNDS rounds (default 6) of HIT_RUNS
+# minimum is the least disturbed figure. Within a round, once every variant's cold build is done
+# and its server still up, the warm builds run WARM_RUNS times (default 5), the variants
+# interleaved, and each variant's median stands for the round: a warm build takes a second or
+# less, and the machine's speed drifts more between minutes than that. The hits run HIT_ROUNDS rounds (default 6) of HIT_RUNS
 # runs (default 10) per cache, interleaved the same way; a ratio is taken within each round and
 # the median of the rounds' ratios reported. Nothing outside this script's work directory is
 # read or written: every cache, state directory and server is made here and stopped at exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-2}
+WARM_RUNS=${WARM_RUNS:-5}
 HIT_ROUNDS=${HIT_ROUNDS:-6}
 HIT_RUNS=${HIT_RUNS:-10}
 REPO=$PWD
@@ -155,43 +159,88 @@ clean() {
     leveldb) ninja -C "$2/build" clean >/dev/null ;; esac
 }
 
-declare -A best_cold best_warm warm_hits round_cold round_warm
-w=""
+declare -A best_cold best_warm warm_hits round_cold round_warm venv vpid vsrc
+# keep_env VARIANT: remember the environment setup made for VARIANT, and its server.
+keep_env() {
+  venv[$1]="HOME=$HOME"
+  for name in CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT; do
+    if [ -n "${!name:-}" ]; then venv[$1]+=" ${name}=${!name}"; fi
+  done
+  vpid[$1]=$server_pid
+}
+# use VARIANT: the environment keep_env remembered, and nothing of another variant's.
+use() {
+  unset CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT
+  # shellcheck disable=SC2086 # the words are NAME=value assignments without spaces
+  export ${venv[$1]}
+  server_pid=${vpid[$1]}
+}
+# cold_phase CORPUS ROUND VARIANT...: each variant's tree unpacked and built with its cache empty,
+# then cleaned; every server stays up for the warm phase.
+cold_phase() {
+  local corpus=$1 round=$2 v c
+  shift 2
+  for v in "$@"; do
+    vsrc[$v]=$work/src-$corpus-$v-$round
+    unpack "$corpus" "${vsrc[$v]}"
+    setup "$v" "$corpus-$v-$round"
+    keep_env "$v"
+    c=$(cold "$corpus" "${vsrc[$v]}" "${launch[$v]}")
+    best_cold[$corpus,$v]=$(minof "$c" "${best_cold[$corpus,$v]:-}")
+    round_cold[$corpus,$v,$round]=$c
+    echo "  round $round $corpus: ${label[$v]}: cold $c s" >&2
+    if [ "$v" != plain ]; then clean "$corpus" "${vsrc[$v]}"; fi
+  done
+}
+# warm_phase CORPUS ROUND VARIANT...: WARM_RUNS passes over the variants, each building its
+# cleaned tree from its warm cache; a variant's figure for the round is the median of its runs.
+warm_phase() {
+  local corpus=$1 round=$2 v k w before
+  shift 2
+  declare -A runs=() hitsum=()
+  for k in $(seq "$WARM_RUNS"); do
+    for v in "$@"; do
+      [ "$v" = plain ] && continue
+      use "$v"
+      before=$(hits "$v")
+      w=$(build "$corpus" "${vsrc[$v]}" "${launch[$v]}")
+      hitsum[$v]=$((${hitsum[$v]:-0} + $(hits "$v") - before))
+      runs[$v]+="$w "
+      clean "$corpus" "${vsrc[$v]}"
+    done
+  done
+  for v in "$@"; do
+    [ "$v" = plain ] && continue
+    # shellcheck disable=SC2086 # one number a word
+    w=$(printf '%s\n' ${runs[$v]} | median)
+    round_warm[$corpus,$v,$round]=$w
+    best_warm[$corpus,$v]=$(minof "$w" "${best_warm[$corpus,$v]:-}")
+    warm_hits[$corpus,$v]=$((hitsum[$v] / WARM_RUNS))
+    echo "  round $round $corpus: ${label[$v]}: warm $w s (median of: ${runs[$v]% })" >&2
+  done
+}
 echo "pace-cc vs ccache, ccache depend mode, sccache and plain gcc; $(gcc --version | head -1)"
 echo "$(ccache --version | head -1); $(sccache --version); $(hyperfine --version); best of $ROUNDS rounds"
 for round in $(seq "$ROUNDS"); do
   for corpus in "${corpora[@]}"; do
     n=${#variants[@]}
-    for i in $(seq 0 $((n - 1))); do
-      v=${variants[$(((i + round - 1) % n))]}
-      tag=$corpus-$v-$round
-      src=$work/src-$tag
-      unpack "$corpus" "$src"
-      setup "$v" "$tag"
-      c=$(cold "$corpus" "$src" "${launch[$v]}")
-      best_cold[$corpus,$v]=$(minof "$c" "${best_cold[$corpus,$v]:-}")
-      round_cold[$corpus,$v,$round]=$c
-      if [ "$v" != plain ]; then
-        clean "$corpus" "$src"
-        before=$(hits "$v")
-        w=$(build "$corpus" "$src" "${launch[$v]}")
-        best_warm[$corpus,$v]=$(minof "$w" "${best_warm[$corpus,$v]:-}")
-        round_warm[$corpus,$v,$round]=$w
-        warm_hits[$corpus,$v]=$(($(hits "$v") - before))
-      fi
-      echo "  round $round $corpus: ${label[$v]}: cold ${c} s${w:+, warm $w s}" >&2
-      w=""
+    order=()
+    for i in $(seq 0 $((n - 1))); do order+=("${variants[$(((i + round - 1) % n))]}"); done
+    cold_phase "$corpus" "$round" "${order[@]}"
+    warm_phase "$corpus" "$round" "${order[@]}"
+    for v in "${order[@]}"; do
+      use "$v"
       teardown "$v"
       if [ "$round" = "$ROUNDS" ] && [ "$v" = pace-kv ]; then
         cp "$HOME/.local/state/pace-cc/invocations.log" "$work/stats-$corpus.log" || true
-        if [ "$corpus" = leveldb ]; then keep_leveldb=$src && continue; fi
+        if [ "$corpus" = leveldb ]; then keep_leveldb=${vsrc[$v]} && continue; fi
       fi
-      rm -rf "$src"
+      rm -rf "${vsrc[$v]}"
     done
   done
 done
 
-printf '\nBuilds (seconds, best of %s; cold: every cache empty; warm: the cleaned tree built again; paired_c, paired_w: the median over the rounds of the ratio to plain gcc, to ccache, in the same round)\n' "$ROUNDS"
+printf '\nBuilds (seconds, best of %s rounds; cold: every cache empty; warm: the cleaned tree built again from the warm cache, the median of %s runs interleaved across the variants within a round; paired_c, paired_w: the median over the rounds of the ratio to plain gcc, to ccache, in the same round)\n' "$ROUNDS" "$WARM_RUNS"
 # paired CORPUS VARIANT BASE ROUNDS_ARRAY: the median over the rounds of VARIANT's time over
 # BASE's in the same round. Variants of a round run minutes apart at most, so a machine whose
 # speed drifts between minutes disturbs a within-round ratio less than it does a best-of.
