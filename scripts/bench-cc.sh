@@ -40,11 +40,16 @@ export LC_ALL=C CCACHE_CONFIGPATH=$work/ccache.conf SCCACHE_CONF=$work/sccache.c
 : >"$CCACHE_CONFIGPATH"
 : >"$SCCACHE_CONF"
 
-variants=(plain ccache ccache-depend sccache pace-kv pace-node)
+# floor is not a cache: bench/floorcc copies back what each compile (and each dependency
+# listing) wrote the first time, from one small C process, checking nothing. Its warm build is
+# what a build costs beyond any cache's work: make, archives, links.
+gcc -O2 -o "$work/floorcc" bench/floorcc/floorcc.c
+variants=(plain ccache ccache-depend sccache pace-kv pace-node floor)
 declare -A label=([plain]="plain gcc" [ccache]="ccache" [ccache-depend]="ccache depend mode"
-  [sccache]="sccache (local disk)" [pace-kv]="pace-cc + pace-kv" [pace-node]="pace-cc + pace-node")
+  [sccache]="sccache (local disk)" [pace-kv]="pace-cc + pace-kv" [pace-node]="pace-cc + pace-node"
+  [floor]="floor (copy back only)")
 declare -A launch=([plain]="" [ccache]="ccache" [ccache-depend]="ccache" [sccache]="sccache"
-  [pace-kv]="$B/pace-cc" [pace-node]="$B/pace-cc")
+  [pace-kv]="$B/pace-cc" [pace-node]="$B/pace-cc" [floor]="$work/floorcc")
 
 # seconds CMD...: wall time of a command in seconds; its output goes to the log.
 seconds() {
@@ -52,7 +57,7 @@ seconds() {
   s=$(date +%s.%N)
   "$@" >"$work/last.log" 2>&1 || { tail -30 "$work/last.log" >&2; return 1; }
   e=$(date +%s.%N)
-  awk -v s="$s" -v e="$e" 'BEGIN{printf "%.2f", e-s}'
+  awk -v s="$s" -v e="$e" 'BEGIN{printf "%.3f", e-s}'
 }
 minof() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b == "" || a+0 < b+0) print a; else print b }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a != "" && b+0 > 0) printf "%.2f", a/b; else print "-" }'; }
@@ -100,7 +105,7 @@ start_sccache() {
 setup() {
   export HOME=$work/home-$2
   mkdir -p "$HOME"
-  unset CCACHE_DIR CCACHE_DEPEND PACE_ADDR
+  unset CCACHE_DIR CCACHE_DEPEND PACE_ADDR FLOORCC_DIR FLOORCC_MODE
   server_pid=""
   case $1 in
     ccache) export CCACHE_DIR=$work/ccache-$2 ;;
@@ -108,6 +113,7 @@ setup() {
     sccache) start_sccache "$work/sccache-$2" ;;
     pace-kv) start_kv_at "$work/kv-$2.log" && export PACE_ADDR=$addr ;;
     pace-node) start_node_at "$work/node-$2" && export PACE_ADDR=$addr ;;
+    floor) export FLOORCC_DIR=$work/floor-$2 FLOORCC_MODE=record && mkdir -p "$FLOORCC_DIR" ;;
   esac
 }
 
@@ -163,14 +169,15 @@ declare -A best_cold best_warm warm_hits round_cold round_warm venv vpid vsrc
 # keep_env VARIANT: remember the environment setup made for VARIANT, and its server.
 keep_env() {
   venv[$1]="HOME=$HOME"
-  for name in CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT; do
+  # FLOORCC_MODE is left out: the floor records its cold build and replays every warm one.
+  for name in CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT FLOORCC_DIR; do
     if [ -n "${!name:-}" ]; then venv[$1]+=" ${name}=${!name}"; fi
   done
   vpid[$1]=$server_pid
 }
 # use VARIANT: the environment keep_env remembered, and nothing of another variant's.
 use() {
-  unset CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT
+  unset CCACHE_DIR CCACHE_DEPEND PACE_ADDR SCCACHE_DIR SCCACHE_SERVER_PORT FLOORCC_DIR FLOORCC_MODE
   # shellcheck disable=SC2086 # the words are NAME=value assignments without spaces
   export ${venv[$1]}
   server_pid=${vpid[$1]}
@@ -240,7 +247,7 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-printf '\nBuilds (seconds, best of %s rounds; cold: every cache empty; warm: the cleaned tree built again from the warm cache, the median of %s runs interleaved across the variants within a round; paired_c, paired_w: the median over the rounds of the ratio to plain gcc, to ccache, in the same round)\n' "$ROUNDS" "$WARM_RUNS"
+printf '\nBuilds (seconds, best of %s rounds; cold: every cache empty; warm: the cleaned tree built again from the warm cache, the median of %s runs interleaved across the variants within a round; paired_c, paired_w: the median over the rounds of the ratio to plain gcc, to ccache, in the same round; abv_floor: the warm time above the floor over ccache'"'"'s, median over the rounds)\n' "$ROUNDS" "$WARM_RUNS"
 # paired CORPUS VARIANT BASE ROUNDS_ARRAY: the median over the rounds of VARIANT's time over
 # BASE's in the same round. Variants of a round run minutes apart at most, so a machine whose
 # speed drifts between minutes disturbs a within-round ratio less than it does a best-of.
@@ -250,7 +257,15 @@ paired() {
     awk -v a="${times[$1,$2,$r]:-}" -v b="${times[$1,$3,$r]:-}" 'BEGIN{ if (a != "" && b+0 > 0) print a/b }'
   done | median
 }
-printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s  %s\n' corpus variant cold_s vs_plain warm_s vs_ccache hits paired_c paired_w "goals: cold <= +3% over plain gcc, warm <= 0.90x ccache"
+# above_floor CORPUS VARIANT: the variant's warm time above the floor's, over ccache's, median
+# over the rounds: the part of a warm build a cache's own work decides.
+above_floor() {
+  for r in $(seq "$ROUNDS"); do
+    awk -v a="${round_warm[$1,$2,$r]:-}" -v c="${round_warm[$1,ccache,$r]:-}" -v f="${round_warm[$1,floor,$r]:-}" \
+      'BEGIN{ if (a != "" && f != "" && c-f > 0) print (a-f)/(c-f) }'
+  done | median
+}
+printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s %9s  %s\n' corpus variant cold_s vs_plain warm_s vs_ccache hits paired_c paired_w abv_floor "goals: cold <= +3% over plain gcc, warm <= 0.90x ccache"
 for corpus in "${corpora[@]}"; do
   plain=${best_cold[$corpus,plain]}
   for v in "${variants[@]}"; do
@@ -267,8 +282,12 @@ for corpus in "${corpora[@]}"; do
     pw=$(paired "$corpus" "$v" ccache round_warm)
     pw=$(awk -v a="$pw" 'BEGIN{ if (a == "") print "-"; else printf "%.2f", a }')
     pc=$(awk -v a="$pc" 'BEGIN{ if (a == "") print "-"; else printf "%+.1f%%", (a-1)*100 }')
-    [ "$v" = plain ] && pc="-"
-    printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s  %s\n' "$corpus" "${label[$v]}" "$c" "$over" "${w:--}" "${wr}" "${warm_hits[$corpus,$v]:--}" "$pc" "${pw:--}" "$goals"
+    af=$(above_floor "$corpus" "$v")
+    af=$(awk -v a="$af" 'BEGIN{ if (a == "") print "-"; else printf "%.2f", a }')
+    case $v in plain | floor) pc="-" af="-" ;; esac
+    [ "$v" = plain ] && over="-"
+    printf '%-8s %-22s %8s %9s %8s %9s %6s %9s %9s %9s  %s\n' "$corpus" "${label[$v]}" "$c" "$over" "${w:--}" "${wr}" \
+      "${warm_hits[$corpus,$v]:--}" "$pc" "${pw:--}" "$af" "$goals"
   done
 done
 

@@ -123,3 +123,32 @@ func TestFrontWithoutFullStillCompiles(t *testing.T) {
 		t.Fatal("a failing compile succeeded without pace-cc-full")
 	}
 }
+
+// A link is not a compile: the front runs gcc in its own place, without handing over, and
+// records the passthrough as pace-cc-full would. A preprocessor run may be a dependency
+// listing, so it still goes to pace-cc-full.
+func TestFrontPassesALinkThroughItself(t *testing.T) {
+	e, dir := newEnv(t), project(t)
+	plain(t, dir, "gcc", "-O2", "-c", "hello.c", "-o", "hello.o")
+	e.extra = []string{"PACE_VERBOSE=1"}
+	r := e.paceCC(dir, "gcc", "hello.o", "-o", "hello")
+	// gcc takes hello.o as an input it does not compile: Classify's reason is "non-source input".
+	if r.status != 0 || strings.Contains(r.stderr, handOver) || !strings.Contains(r.stderr, "passthrough (non-source input)") {
+		t.Fatalf("link: status %d, stderr:\n%s", r.status, r.stderr)
+	}
+	if rec := e.lastRecord(); rec.Outcome != "passthrough" || rec.Reason != "non-source input" {
+		t.Fatalf("recorded %+v", rec)
+	}
+	if out := e.run(dir, filepath.Join(dir, "hello")); out.stdout != "42\n" {
+		t.Fatalf("the linked program printed %q", out.stdout)
+	}
+	r = e.paceCC(dir, "gcc", "no-such.o", "-o", "nothing")
+	want := plain(t, dir, "gcc", "no-such.o", "-o", "nothing")
+	if r.status != want.status || !strings.HasSuffix(r.stderr, want.stderr) {
+		t.Fatalf("a failing link: %+v, want gcc's %+v", r, want)
+	}
+	r = e.paceCC(dir, "gcc", "-E", "hello.c")
+	if r.status != 0 || !strings.Contains(r.stderr, handOver) || e.lastOutcome() != "passthrough" {
+		t.Fatalf("-E: status %d, outcome %s, stderr:\n%s", r.status, e.lastOutcome(), r.stderr)
+	}
+}

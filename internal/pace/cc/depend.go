@@ -193,29 +193,29 @@ func (r *run) dependEntries(deps []string, floor time.Time) ([]dependEntry, *not
 	return out, nil
 }
 
-// dependHash hashes one dependency as unchangedHash does, and refuses a temporal one.
+// dependHash hashes one dependency and checks that what it hashed is what the compiler read
+// (unchangedSince); a dependency naming a temporal macro is refused.
 func (r *run) dependHash(abs string, floor time.Time) (cachekey.Digest, *notKeyed) {
 	sum, err := r.fileHashes().Hash(abs)
-	if err == nil && sum.Temporal {
+	switch {
+	case err != nil:
+		return sum.Digest, &notKeyed{ccstats.Miss, "dependency unreadable", abs}
+	case sum.Temporal:
 		// The object depends on when it was compiled: no key can stand for it.
 		return sum.Digest, &notKeyed{ccstats.Uncacheable, "__TIME__, __DATE__ or __TIMESTAMP__ in a header", abs}
 	}
-	return r.unchangedHash(abs, floor)
+	return sum.Digest, unchangedSince(abs, floor)
 }
 
-// unchangedHash hashes one file and checks that what it hashed is what the compiler read: a
-// file stamped at or after floor may have changed while the compiler ran. The stat comes after
-// the hash, so a change between the two is seen too.
-func (r *run) unchangedHash(abs string, floor time.Time) (cachekey.Digest, *notKeyed) {
-	sum, err := r.fileHashes().Hash(abs)
-	if err != nil {
-		return sum.Digest, &notKeyed{ccstats.Miss, "dependency unreadable", abs}
-	}
+// unchangedSince refuses a file stamped at or after floor, the moment the compiler started: it
+// may have changed while the compiler ran. Called after hashing, so a change between the hash
+// and this stat is seen too.
+func unchangedSince(abs string, floor time.Time) *notKeyed {
 	var st syscall.Stat_t
 	if err := syscall.Stat(abs, &st); err != nil || stampedSince(st, floor) {
-		return sum.Digest, &notKeyed{ccstats.Miss, "dependency changed during the compile", abs}
+		return &notKeyed{ccstats.Miss, "dependency changed during the compile", abs}
 	}
-	return sum.Digest, nil
+	return nil
 }
 
 // stampedSince reports whether a file's modification or change time is at or after floor.

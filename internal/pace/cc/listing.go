@@ -3,6 +3,7 @@ package cc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -43,9 +44,10 @@ func (r *run) listing(ctx context.Context, l *ccargs.Listing) int {
 	if err != nil {
 		return r.uncached(ccstats.Fallback, "source unreadable")
 	}
-	if b, hit := r.fetch(ctx, key); hit && r.serveListing(l, b) {
-		r.rec.Outcome = ccstats.Hit
-		return 0
+	if b, hit := r.fetch(ctx, key); hit {
+		if rules, ok := r.validListing(b); ok {
+			return r.serveListing(l, rules)
+		}
 	}
 	if r.cacheDown {
 		return r.uncached(ccstats.Unavailable, "cache not reached")
@@ -76,47 +78,54 @@ func (r *run) listingKey(l *ccargs.Listing) (cachekey.Digest, error) {
 	return b.Sum(), nil
 }
 
-// serveListing prints a stored listing when its manifest still holds, and reports whether it
-// did. The manifest's object key is the digest of the rules, so a value that does not carry
-// the rules it was stored with is a miss.
-func (r *run) serveListing(l *ccargs.Listing, b []byte) bool {
+// validListing decodes a stored listing and returns its rules when its manifest still holds.
+// The manifest's object key is the digest of the rules, so a value that does not carry the
+// rules it was stored with is a miss.
+func (r *run) validListing(b []byte) ([]byte, bool) {
 	v, err := value.Decode(b)
 	if err != nil || len(v.Regions) != 1 {
-		return false
+		return nil, false
 	}
 	m, err := value.DecodeManifest(v.Object)
 	if err != nil || string(m.ToolchainStamp) != r.id.String() {
-		return false
+		return nil, false
 	}
 	v = value.Localize(v, value.Roots{SrcRoot: r.cfg.SourceDir, BuildTree: r.cfg.BinaryDir})
 	rules := v.Regions[0].Text
 	if sum := listingDigest(rules); !bytes.Equal(m.ObjectKey, sum[:]) {
-		return false
+		return nil, false
 	}
 	for _, e := range m.Entries {
 		if !r.entryHolds(e) {
 			r.verbosef("listing: %s changed", e.Path)
-			return false
+			return nil, false
 		}
 	}
-	if err := r.writeListing(l, rules); err != nil {
-		r.verbosef("listing: %v", err)
-		return false
+	return rules, true
+}
+
+// serveListing puts the rules where the compiler would have: on standard output, whose failure
+// fails the command as it would fail the compiler's, or into the named file, whose failure
+// leaves the compiler to run and say why.
+func (r *run) serveListing(l *ccargs.Listing, rules []byte) int {
+	r.rec.Outcome = ccstats.Hit
+	if l.Dest == "" {
+		if _, err := r.stdout.Write(rules); err != nil {
+			fmt.Fprintf(r.stderr, "pace-cc: writing the rules: %v\n", err)
+			r.rec.Outcome = ccstats.Failed
+			return 1
+		}
+		return 0
 	}
-	return true
+	if err := writeAtomic(r.abs(l.Dest), rules); err != nil {
+		r.verbosef("listing: %v", err)
+		return r.uncached(ccstats.Fallback, "writing the rules: "+err.Error())
+	}
+	return 0
 }
 
 func listingDigest(rules []byte) cachekey.Digest {
 	return cachekey.New(cachekey.TagListingRules).Field(rules).Sum()
-}
-
-// writeListing puts the rules where the compiler would have.
-func (r *run) writeListing(l *ccargs.Listing, rules []byte) error {
-	if l.Dest == "" {
-		_, err := r.stdout.Write(rules)
-		return err
-	}
-	return writeAtomic(r.abs(l.Dest), rules)
 }
 
 // listingMiss runs the listing with -H: standard output passes through as it comes, standard
@@ -172,11 +181,14 @@ func (r *run) listingManifest(l *ccargs.Listing, traced []string, rules []byte, 
 			continue
 		}
 		seen[abs] = true
-		d, nk := r.unchangedHash(abs, floor)
-		if nk != nil {
+		sum, err := r.fileHashes().Hash(abs)
+		if err != nil {
+			return m, &notKeyed{ccstats.Miss, "dependency unreadable", abs}
+		}
+		if nk := unchangedSince(abs, floor); nk != nil {
 			return m, nk
 		}
-		m.Entries = append(m.Entries, value.ManifestEntry{Path: abs, ContentHash: append([]byte(nil), d[:]...)})
+		m.Entries = append(m.Entries, value.ManifestEntry{Path: abs, ContentHash: append([]byte(nil), sum.Digest[:]...)})
 	}
 	return m, nil
 }

@@ -35,3 +35,8 @@ func Fetch(addr, key string, recv func(io.Reader, uint32) error) (bool, error) {
 func StatsLine(group, source string, totalMS, lookupMS float64) ([]byte, error) {
 	return statsJSON(group, source, time.UnixMilli(1_700_000_000_000), totalMS, lookupMS)
 }
+
+// PassthroughLine is the line the front appends for a command it passes through.
+func PassthroughLine(group, reason string, totalMS float64) ([]byte, error) {
+	return passthroughJSON(group, reason, time.UnixMilli(1_700_000_000_000), totalMS)
+}

@@ -187,3 +187,30 @@ func TestStatsLinePropertyAgreesWithEncodingJSON(t *testing.T) {
 		}
 	})
 }
+
+// The front's passthrough line parses to what encoding/json's line of the same record parses
+// to, whatever the names.
+func TestPassthroughLineAgreesWithEncodingJSON(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		group := rapid.OneOf(rapid.String(), rapid.StringMatching(`[ -~\x00-\x1f"\\]*`)).Draw(t, "group")
+		reason := rapid.SampledFrom([]string{"link", "assembler input", "syntax only"}).Draw(t, "reason")
+		if rapid.Bool().Draw(t, "raw bytes") {
+			group = string(rapid.SliceOf(rapid.Byte()).Draw(t, "bytes")) // not always UTF-8
+		}
+		total := rapid.Float64Range(0, 1e7).Draw(t, "total")
+		line, err := ccfront.PassthroughLine(group, reason, total)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ccstats.ParseLine(line)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		ref, _ := json.Marshal(ccstats.Record{Time: 1_700_000_000_000, Outcome: ccstats.Passthrough, Reason: reason,
+			Group: group, TotalMS: total})
+		want, err := ccstats.ParseLine(ref)
+		if err != nil || got != want {
+			t.Fatalf("front %q -> %+v; encoding/json %q -> %+v", line, got, ref, want)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package ccfront
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,6 +104,12 @@ func writeAtomic(path string, data []byte, now time.Time) error {
 // appendLine appends one line to path with a single O_APPEND write.
 func appendLine(path string, line []byte) error {
 	fd, err := open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT, 0o644)
+	if errors.Is(err, syscall.ENOENT) {
+		// A passthrough can be the first command pace-cc sees: no state directory yet.
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			fd, err = open(path, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CREAT, 0o644)
+		}
+	}
 	if err != nil {
 		return err
 	}

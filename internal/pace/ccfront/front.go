@@ -84,6 +84,7 @@ func (f *front) serve() string {
 	key := hitmemo.Key(hitmemo.Invocation{Compiler: real, Cwd: f.p.Cwd, Args: args, Env: hitmemo.EnvLines(f.p.Lookup)})
 	e, why := f.memo(key)
 	if why != "" {
+		f.passThroughIfNotACompile()
 		return why
 	}
 	return f.hit(e)
