@@ -153,6 +153,7 @@ func TestDependencyListingShapesItDoesNotCache(t *testing.T) {
 		{"-MM", "-MG", "a.c"},
 		{"-MM", "a.c", "b.c", "-MF", "deps/all.d"},
 		{"-MM", "-H", "b.c"},
+		{"-MM", "-include", "inc/util.h", "b.c"}, // -H does not trace a forced include
 	} {
 		want := plain(t, dir, "gcc", args...)
 		got := e.paceCC(dir, append([]string{"gcc"}, args...)...)

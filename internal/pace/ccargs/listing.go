@@ -55,7 +55,7 @@ func ClassifyListing(inv Invocation) (*Listing, error) {
 }
 
 // checkListingShape: -M or -MM without a compile stage or a depfile-writing compile, over at
-// least one source, the rules going to exactly one place. Where gcc would write several files
+// least one source, the rules going to exactly one place, no forced include. Where gcc would write several files
 // to one destination (several sources to a named file) or name two destinations, the command
 // runs uncached rather than be reproduced.
 func (w *walker) checkListingShape() *PassthroughError {
@@ -78,8 +78,22 @@ func (w *walker) checkListingShape() *PassthroughError {
 		return passthrough(ReasonListingShape, "several sources to one file")
 	case w.arches > 1:
 		return passthrough(ReasonMultipleArch, "")
+	case w.forcedInclude() != "":
+		// gcc's -H does not trace a forced include or what it includes in turn.
+		return passthrough(ReasonListingShape, w.forcedInclude())
 	}
 	return nil
+}
+
+// forcedInclude is the first -include or -imacros, as spelled, or "".
+func (w *walker) forcedInclude() string {
+	for _, inc := range w.includes {
+		switch inc.Flag {
+		case "-include", "--include", "-imacros", "--imacros":
+			return inc.Flag
+		}
+	}
+	return ""
 }
 
 // destination is the listing's named destination as written, or "" for none.

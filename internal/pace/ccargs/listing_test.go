@@ -59,6 +59,8 @@ var listingRefusals = []struct {
 	{argv("gcc -E -MM a.c"), ReasonPreprocessOnly},
 	{argv("gcc -MM -"), ReasonStdinSource},
 	{argv("gcc -MM a.o"), ReasonNonSourceInput},
+	{argv("gcc -MM -include config.h a.c"), ReasonListingShape},
+	{argv("gcc -MM --imacros=defs.h a.c"), ReasonListingShape},
 }
 
 func TestClassifyListingRefuses(t *testing.T) {

@@ -256,7 +256,13 @@ func appendEscapedDepPath(dst, path []byte) []byte {
 // DepfileDependencies lists the dependency paths of a depfile's first rule, unescaped, in order
 // and without duplicates: what pace-cc keys, records in a manifest and checks before a replay.
 // Later (-MP phony) rules only repeat them.
-func DepfileDependencies(text []byte) []string {
+func DepfileDependencies(text []byte) []string { return dependencies(text, true) }
+
+// RulesDependencies lists the dependency paths of every rule, unescaped, in order and without
+// duplicates: a dependency listing over several sources prints one rule each.
+func RulesDependencies(text []byte) []string { return dependencies(text, false) }
+
+func dependencies(text []byte, firstRuleOnly bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	var rule depRule
@@ -272,7 +278,9 @@ func DepfileDependencies(text []byte) []string {
 				out = append(out, p)
 			}
 		}
-		break
+		if firstRuleOnly {
+			break
+		}
 	}
 	return out
 }

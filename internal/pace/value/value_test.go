@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"pgregory.net/rapid"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -184,5 +185,17 @@ func TestStreamingDecodeAgreesWithDecode(t *testing.T) {
 	foreign := []byte{Generation + 1, 0, 0, 0, 0}
 	if _, err := ParseHeader(foreign); !errors.Is(err, ErrForeignGeneration) {
 		t.Fatalf("foreign header: %v", err)
+	}
+}
+
+// A listing over several sources prints one rule each; RulesDependencies reads every rule,
+// DepfileDependencies only the first.
+func TestRulesDependencies(t *testing.T) {
+	rules := []byte("a.o: a.c inc/util.h \\\n /usr/include/stdc-predef.h\nb.o: b.c inc/util.h inc/my\\ file.h\ninc/util.h:\n")
+	if got, want := RulesDependencies(rules), []string{"a.c", "inc/util.h", "/usr/include/stdc-predef.h", "b.c", "inc/my file.h"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("RulesDependencies = %q, want %q", got, want)
+	}
+	if got, want := DepfileDependencies(rules), []string{"a.c", "inc/util.h", "/usr/include/stdc-predef.h"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("DepfileDependencies = %q, want %q", got, want)
 	}
 }
