@@ -16,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/buildfleet/buildfleet/internal/browsertest"
 )
 
 // TestTheFleetDashboardInABrowser: three pace-nodes on three loopback addresses form a fleet
@@ -120,77 +121,27 @@ func leaderPage(t *testing.T, ctx context.Context, leader *loopNode, token, shot
 	screenshot(t, ctx, filepath.Join(shots, "leader-fleet-phone.png"))
 }
 
-// browserOrSkip finds Chromium. Missing, the test skips saying how to install it — unless
-// PACE_REQUIRE_BROWSER=1 (make test sets it), where it fails: CI installs Chromium with
-// scripts/deps.sh test and must never skip this.
-func browserOrSkip(t *testing.T) string {
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "Chromium is not installed: run scripts/deps.sh test (or apt-get install chromium)"
-	if os.Getenv("PACE_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
+// browserOrSkip finds Chromium; PACE_REQUIRE_BROWSER=1 turns a skip into a failure.
+func browserOrSkip(t *testing.T) string { return browsertest.Find(t, "PACE_REQUIRE_BROWSER") }
 
 // newBrowser starts headless Chromium for the test; it is closed when the test ends.
 func newBrowser(t *testing.T, path string) context.Context {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1280, 1800), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	return ctx
+	return browsertest.Start(t, path, 1280, 1800)
 }
 
 // browse runs one browser action under a deadline of its own.
 func browse[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatalf("browser: %v", err)
-	}
-	return v
+	return browsertest.Run(t, ctx, time.Minute, a)
 }
 
-// navigate loads url and returns the HTTP status of the document it ends on. A 401 carrying a
-// Basic challenge fails the load in headless Chromium (no one to ask for credentials), so the
-// status is read from the response itself.
 func navigate(t *testing.T, ctx context.Context, url string) int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	responses := chromedp.Events(ctx, network.ResponseReceived)
-	err := chromedp.Do(ctx, chromedp.Navigate(url))
-	status := int64(0)
-	for ev, evErr := range responses {
-		if evErr != nil {
-			t.Fatalf("browser: %v (navigation: %v)", evErr, err)
-		}
-		if ev.Type == network.ResourceTypeDocument {
-			status = ev.Response.Status
-			if status < 300 || status >= 400 {
-				break
-			}
-		}
-	}
-	return status
+	return browsertest.Navigate(t, ctx, url)
 }
 
 func screenshot(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
-	if err := os.WriteFile(path, browse(t, ctx, chromedp.FullScreenshot(100)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Screenshot(t, ctx, time.Minute, path)
 }
 
 func randomToken(t *testing.T) string {
