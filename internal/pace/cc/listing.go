@@ -172,8 +172,8 @@ func (r *run) listingMiss(ctx context.Context, l *ccargs.Listing, key cachekey.D
 // listingManifest records every source, traced file and file the rules name by absolute path
 // with its content hash, each checked unchanged since the run started.
 func (r *run) listingManifest(l *ccargs.Listing, traced []string, rules []byte, floor time.Time) (value.Manifest, *notKeyed) {
-	sum := listingDigest(rules)
-	m := value.Manifest{ToolchainStamp: []byte(r.id.String()), ObjectKey: sum[:]}
+	digest := listingDigest(rules)
+	m := value.Manifest{ToolchainStamp: []byte(r.id.String()), ObjectKey: digest[:]}
 	seen := make(map[string]bool, len(l.Sources)+len(traced))
 	// The rules name what the trace leaves out: gcc's implicit stdc-predef.h under -M.
 	read := append(append(append([]string(nil), l.Sources...), traced...), value.RulesDependencies(rules)...)
